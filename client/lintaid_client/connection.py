@@ -1,0 +1,147 @@
+"""Talk to a project's daemon: one DEALER socket with deadlines, a liveness probe, a detached start.
+
+Imports only the standard library, pyzmq and msgpack (the hook shim's hot path).
+Every socket has ``linger=0`` so a process never hangs on exit waiting for an absent peer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import zmq
+
+from . import paths, protocol
+
+
+class Connection:
+    """A DEALER connected to one project's daemon. Not thread-safe; one per thread."""
+
+    def __init__(self, root: Path, *, context: zmq.Context | None = None) -> None:
+        self.root = root
+        self.endpoint = paths.endpoint(root)
+        self._context = context or zmq.Context.instance()
+        self._socket: zmq.Socket | None = None
+        self._pid = os.getpid()
+
+    def _sock(self) -> zmq.Socket:
+        if self._pid != os.getpid():  # a socket must never cross a fork
+            self._socket = None
+            self._context = zmq.Context()
+            self._pid = os.getpid()
+        if self._socket is None:
+            sock = self._context.socket(zmq.DEALER)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.setsockopt(zmq.IMMEDIATE, 1)
+            sock.connect(self.endpoint)
+            self._socket = sock
+        return self._socket
+
+    def reset(self) -> None:
+        """Drop the socket, so replies to abandoned requests can never be mistaken for new ones."""
+        if self._socket is not None:
+            self._socket.close(linger=0)
+            self._socket = None
+
+    def close(self) -> None:
+        self.reset()
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def call(self, op: str, args: dict[str, Any] | None = None, *, timeout: float = 5.0) -> Any:
+        """Send one request and return its result; raise a LintaidError subclass on failure.
+
+        DaemonUnavailable means nobody is bound to the endpoint (nothing was sent);
+        DaemonTimeout means the request went out but no reply came before the deadline.
+        """
+        deadline = time.monotonic() + timeout
+        sock = self._sock()
+        # IMMEDIATE: POLLOUT only once a peer is connected, so "down" and "slow" differ.
+        connect_budget = min(timeout, 0.25)
+        if not sock.poll(int(connect_budget * 1000), zmq.POLLOUT):
+            self.reset()
+            raise protocol.DaemonUnavailable(f"no lintaid daemon answers at {self.endpoint}")
+        message = protocol.request(op, args)
+        data = protocol.pack(message)
+        if len(data) > protocol.MAX_MESSAGE_BYTES:
+            raise protocol.BadRequest("request larger than 8 MiB", protocol.TOO_LARGE)
+        sock.send(data, zmq.NOBLOCK)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not sock.poll(int(remaining * 1000) + 1, zmq.POLLIN):
+                self.reset()
+                raise protocol.DaemonTimeout(f"daemon did not answer {op!r} within {timeout:.2f}s")
+            try:
+                reply = protocol.unpack(sock.recv(zmq.NOBLOCK))
+            except (ValueError, zmq.Again):
+                continue
+            if isinstance(reply, dict) and reply.get("id") == message["id"]:
+                return protocol.raise_for_error(reply)
+
+
+def read_status(root: Path) -> dict[str, Any] | None:
+    """Return the daemon's status file as a dict, or None when absent or unreadable."""
+    try:
+        data = json.loads(paths.status_path(root).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def daemon_command(root: Path) -> list[str]:
+    return [sys.executable, "-m", "lintaid", "start", "--foreground", "--project", str(root)]
+
+
+def spawn_daemon(root: Path) -> subprocess.Popen[bytes]:
+    """Start the daemon detached from this process (new session, no inherited stdio)."""
+    paths.ensure_state_dir(root)
+    return subprocess.Popen(
+        daemon_command(root),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+        cwd=str(root),
+    )
+
+
+def ping(root: Path, timeout: float = 0.5) -> dict[str, Any] | None:
+    """Return the daemon's ping answer, or None when it does not answer in time."""
+    with Connection(root) as conn:
+        try:
+            return conn.call("ping", timeout=timeout)
+        except protocol.LintaidError:
+            return None
+
+
+def ensure_daemon(root: Path, *, timeout: float = 15.0) -> dict[str, Any]:
+    """Return once the project's daemon answers ``ping``, starting it detached if needed."""
+    answer = ping(root, timeout=0.5)
+    if answer is not None:
+        return answer
+    proc = spawn_daemon(root)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        answer = ping(root, timeout=0.5)
+        if answer is not None:
+            return answer
+        if proc.poll() is not None and ping(root, timeout=0.5) is None:
+            # It exited: either another daemon won the lock (then ping answers) or it failed.
+            answer = ping(root, timeout=1.0)
+            if answer is not None:
+                return answer
+            raise protocol.DaemonUnavailable(
+                f"the daemon exited with code {proc.returncode}; see {paths.log_path(root)}"
+            )
+        time.sleep(0.05)
+    raise protocol.DaemonUnavailable(f"the daemon did not answer within {timeout:.0f}s")

@@ -1,0 +1,3 @@
+from lintaid.cli import main
+
+main()

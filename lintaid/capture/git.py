@@ -1,0 +1,126 @@
+"""Git provenance: which branch and revision a capture was made on, and how that relates to now.
+
+Injection shows captured vs current revision so an agent can tell whether a memory predates the
+code it is looking at. Git is a subprocess, so every call has a short timeout, failures mean
+"unknown" rather than an error, and results are cached: ``git_state`` for about a second (one
+prompt spawns git at most once), ancestry answers for good (commits are immutable).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import threading
+import time
+from collections import OrderedDict
+from typing import Final
+
+GIT_TIMEOUT_S: Final = 1.0
+STATE_TTL_S: Final = 1.0
+_ANCESTRY_CACHE_MAX: Final = 1024
+_REVISION_RE: Final = re.compile(r"^[0-9a-fA-F]{4,64}$")
+
+_lock = threading.Lock()
+_state_cache: dict[str, tuple[float, tuple[str | None, str | None]]] = {}
+_ancestry_cache: OrderedDict[tuple[str, str, str], bool] = OrderedDict()
+
+
+def _git(cwd: str, *args: str) -> subprocess.CompletedProcess[str] | None:
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0")
+    try:
+        return subprocess.run(
+            ["git", "-C", cwd, *args],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+
+
+def _cache_key(cwd: str | os.PathLike[str]) -> str:
+    return os.path.abspath(os.fspath(cwd))
+
+
+def git_state(cwd: str | os.PathLike[str] | None) -> tuple[str | None, str | None]:
+    """Return ``(branch, revision)`` for the work tree at ``cwd``; ``None`` for what is unknown.
+
+    A detached HEAD has no branch; a repository without commits has no revision.
+    """
+    if not cwd:
+        return None, None
+    key = _cache_key(cwd)
+    now = time.monotonic()
+    with _lock:
+        hit = _state_cache.get(key)
+        if hit is not None and now - hit[0] < STATE_TTL_S:
+            return hit[1]
+    state = _read_state(key)
+    with _lock:
+        _state_cache[key] = (time.monotonic(), state)
+        if len(_state_cache) > 256:
+            _state_cache.pop(next(iter(_state_cache)))
+    return state
+
+
+def _read_state(cwd: str) -> tuple[str | None, str | None]:
+    # One spawn for both: the first HEAD prints the full id, the second its branch name.
+    out = _git(cwd, "rev-parse", "HEAD", "--abbrev-ref", "HEAD")
+    if out is not None and out.returncode == 0:
+        lines = out.stdout.split()
+        if len(lines) == 2:
+            revision = lines[0] if _REVISION_RE.match(lines[0]) else None
+            branch = lines[1] if lines[1] != "HEAD" else None
+            return branch, revision
+    # No commits yet (unborn branch): the branch name is still known.
+    out = _git(cwd, "symbolic-ref", "--short", "-q", "HEAD")
+    if out is not None and out.returncode == 0 and out.stdout.strip():
+        return out.stdout.strip(), None
+    return None, None
+
+
+def clear_cache() -> None:
+    """Forget cached git answers (tests, or after the daemon sees a checkout)."""
+    with _lock:
+        _state_cache.clear()
+        _ancestry_cache.clear()
+
+
+def valid_revision(revision: str | None) -> bool:
+    """True for 4–64 hex digits: the only thing we ever pass to git as a revision."""
+    return bool(revision) and bool(_REVISION_RE.match(revision or ""))
+
+
+def revision_status(
+    captured: str | None, current: str | None, cwd: str | os.PathLike[str] | None
+) -> str:
+    """Relate the captured revision to the current one.
+
+    Returns ``exact-match``, ``captured-revision-is-ancestor``, ``diverged`` (not an ancestor:
+    another branch, rewritten history, or a checkout of older code) or ``unknown``.
+    """
+    if not valid_revision(captured) or not valid_revision(current):
+        return "unknown"
+    old = (captured or "").lower()
+    new = (current or "").lower()
+    if old == new or old.startswith(new) or new.startswith(old):
+        return "exact-match"
+    if not cwd:
+        return "unknown"
+    key = (_cache_key(cwd), old, new)
+    with _lock:
+        if key in _ancestry_cache:
+            _ancestry_cache.move_to_end(key)
+            return "captured-revision-is-ancestor" if _ancestry_cache[key] else "diverged"
+    out = _git(key[0], "merge-base", "--is-ancestor", old, new)
+    if out is None or out.returncode not in (0, 1):
+        return "unknown"  # unknown commit (not fetched yet), not a repository, timeout
+    is_ancestor = out.returncode == 0
+    with _lock:
+        _ancestry_cache[key] = is_ancestor
+        if len(_ancestry_cache) > _ANCESTRY_CACHE_MAX:
+            _ancestry_cache.popitem(last=False)
+    return "captured-revision-is-ancestor" if is_ancestor else "diverged"

@@ -1,0 +1,67 @@
+"""The record format: what every write path (hooks, API, CLI, MCP) hands to the writer."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+LOCAL_USER: Final = "local"
+"""The default user: the developer on this machine and the agents they run.
+
+Captured records belong to it, and an empty or missing user id means it.
+"""
+
+
+def normalize_user(user_id: str | None) -> str:
+    user = (user_id or "").strip()
+    return user or LOCAL_USER
+
+
+def content_fingerprint(text: str) -> str:
+    """Hash of whitespace-collapsed, lowercased text: what a tombstone is keyed on."""
+    folded = " ".join(text.lower().split())
+    return hashlib.sha256(folded.encode()).hexdigest()
+
+
+@dataclass
+class NewRecord:
+    """A record about to be written. ``record_id`` derives from content and provenance."""
+
+    content: str
+    kind: str  # "capture" | "prompt" | "note"
+    source: str  # "claude-code://<session>/<doc_type>", "cli", "api", "mcp", ...
+    user_id: str = LOCAL_USER
+    provider: str | None = None
+    session_id: str | None = None
+    event: str | None = None
+    doc_type: str | None = None  # checkpoint | outcome | session-summary | prompt | note
+    cwd: str | None = None
+    branch: str | None = None
+    revision: str | None = None
+    paths: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    file_hashes: dict[str, str] = field(default_factory=dict)  # path -> sha256 at capture
+    created_at: float = field(default_factory=time.time)
+    valid_at: float | None = None
+    expires_at: float | None = None
+    supersedes: str | None = None
+    explicit_id: str | None = None
+
+    @property
+    def record_id(self) -> str:
+        if self.explicit_id:
+            return self.explicit_id
+        basis = "\x1f".join(
+            [
+                normalize_user(self.user_id),
+                self.kind,
+                self.source,
+                self.session_id or "",
+                self.doc_type or "",
+                content_fingerprint(self.content),
+            ]
+        )
+        return "m" + hashlib.sha256(basis.encode()).hexdigest()[:23]

@@ -1,0 +1,247 @@
+"""Read the tail of a Claude Code transcript (JSONL) and boil the last exchange down to a capture.
+
+Transcripts grow to many megabytes and the hook budget is small, so we read only the end of the
+file, growing the window until it holds a real request and a reply. Entries are opaque and
+change between releases, so every line is parsed defensively and anything unknown is skipped.
+Everything returned has been through ``redact``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from lintaid.capture.redact import redact
+
+INITIAL_TAIL_BYTES: Final = 64 * 1024
+MAX_TAIL_BYTES: Final = 4 * 1024 * 1024
+MAX_FIELD_BYTES: Final = 1500
+
+_PATH_KEYS: Final = ("file_path", "path", "notebook_path")
+# User entries that are not something the person asked: harness notices and slash-command echo.
+_NOT_A_REQUEST_RE: Final = re.compile(
+    r"^(?:<(?:task-notification|command-[a-z-]+|local-command-[a-z-]+|system-reminder)>"
+    r"|\[Request interrupted by user)"
+)
+# Assistant text that only narrates a tool call.
+_NOT_A_RESULT_RE: Final = re.compile(r"^(?:\*\*Tool:|<tool-)")
+
+
+@dataclass
+class Message:
+    """One user or assistant turn (assistant lines sharing ``message.id`` already merged)."""
+
+    role: str
+    text: str
+    tools: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    timestamp: str | None = None
+    message_id: str | None = None
+
+
+@dataclass
+class Exchange:
+    """The last request, its result, and what was touched on the way: one capture's worth."""
+
+    request: str
+    result: str
+    tools: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+
+
+def read_messages(path: str | os.PathLike[str], max_bytes: int = MAX_TAIL_BYTES) -> list[Message]:
+    """Return the messages in the tail of the transcript at ``path``, oldest first.
+
+    Starts with the last 64 KiB and doubles the window (parsing only the newly read part) until
+    it holds a real user request and an assistant message, or ``max_bytes`` is reached. The
+    first line of a window that does not start at the beginning of the file is partial and is
+    carried into the next, larger window. A missing or unreadable file yields ``[]``.
+    """
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            return _read_tail(handle, size, max(1, max_bytes))
+    except (OSError, ValueError):
+        return []
+
+
+def _read_tail(handle: Any, size: int, max_bytes: int) -> list[Message]:
+    limit = min(size, max_bytes)
+    messages: list[Message] = []
+    window_start = size  # first file offset already covered
+    carry = b""  # partial first line of the previous window
+    want = min(INITIAL_TAIL_BYTES, limit)
+    while True:
+        new_start = size - want
+        handle.seek(new_start)
+        block = handle.read(window_start - new_start) + carry
+        lines = block.split(b"\n")
+        if new_start > 0:
+            carry = lines.pop(0)
+        else:
+            carry = b""
+        window_start = new_start
+        messages[:0] = [m for m in map(_parse_line, lines) if m is not None]
+        if want >= limit or _has_exchange(messages):
+            break
+        want = min(want * 2, limit)
+    return _merge(messages)
+
+
+def _has_exchange(messages: list[Message]) -> bool:
+    has_user = any(m.role == "user" and _is_request(m) for m in messages)
+    return has_user and any(m.role == "assistant" for m in messages)
+
+
+def _parse_line(raw: bytes) -> Message | None:
+    # Cheap filter before json: only user/assistant entries can matter.
+    if b'"user"' not in raw and b'"assistant"' not in raw:
+        return None
+    try:
+        entry = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(entry, dict) or entry.get("isMeta") is True:
+        return None
+    kind = entry.get("type")
+    if kind not in ("user", "assistant"):
+        return None
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return None
+    role = message.get("role") if message.get("role") in ("user", "assistant") else kind
+    text, tools, paths = _content_parts(message.get("content"))
+    if not text and not tools:
+        return None  # tool results, thinking-only lines, images
+    timestamp = entry.get("timestamp")
+    msg_id = message.get("id")
+    return Message(
+        role=role,
+        text=redact(text),
+        tools=tools,
+        paths=[redact(p) for p in paths],
+        timestamp=timestamp if isinstance(timestamp, str) else None,
+        message_id=msg_id if isinstance(msg_id, str) and role == "assistant" else None,
+    )
+
+
+def _content_parts(content: Any) -> tuple[str, list[str], list[str]]:
+    if isinstance(content, str):
+        return content, [], []
+    if not isinstance(content, list):
+        return "", [], []
+    texts: list[str] = []
+    tools: list[str] = []
+    paths: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif kind == "tool_use":
+            name = block.get("name")
+            if isinstance(name, str) and name:
+                tools.append(name)
+            tool_input = block.get("input")
+            if isinstance(tool_input, dict):
+                for key in _PATH_KEYS:
+                    value = tool_input.get(key)
+                    if isinstance(value, str) and value.strip():
+                        paths.append(value.strip())
+    return "\n".join(texts), tools, paths
+
+
+def _merge(messages: list[Message]) -> list[Message]:
+    """Fold consecutive assistant lines of one API response (same ``message.id``) together."""
+    merged: list[Message] = []
+    for msg in messages:
+        prev = merged[-1] if merged else None
+        if (
+            prev is not None
+            and msg.role == "assistant"
+            and prev.role == "assistant"
+            and msg.message_id is not None
+            and msg.message_id == prev.message_id
+        ):
+            prev.text = "\n".join(t for t in (prev.text, msg.text) if t)
+            prev.tools.extend(msg.tools)
+            prev.paths.extend(msg.paths)
+            continue
+        merged.append(msg)
+    return merged
+
+
+def _is_request(msg: Message) -> bool:
+    text = msg.text.lstrip()
+    return bool(text) and not _NOT_A_REQUEST_RE.match(text)
+
+
+def _is_result(msg: Message) -> bool:
+    text = msg.text.lstrip()
+    return bool(text) and not _NOT_A_RESULT_RE.match(text)
+
+
+def summarize(messages: list[Message], last_assistant_message: str | None = None) -> Exchange:
+    """Condense the tail into the last request, its result, and the tools and paths used.
+
+    The request is the last real user text; the result is ``last_assistant_message`` (Stop
+    payloads carry it and it does not lag like the transcript) or else the last assistant text
+    after that request. Tools and paths come from the messages after the request.
+    """
+    start = 0
+    request = ""
+    for index in range(len(messages) - 1, -1, -1):
+        msg = messages[index]
+        if msg.role == "user" and _is_request(msg):
+            request = msg.text
+            start = index + 1
+            break
+    since = messages[start:]
+
+    result = ""
+    if last_assistant_message and last_assistant_message.strip():
+        result = last_assistant_message
+    else:
+        for msg in reversed(since):
+            if msg.role == "assistant" and _is_result(msg):
+                result = msg.text
+                break
+
+    tools = _unique(tool for msg in since for tool in msg.tools)
+    paths = _unique(path for msg in since for path in msg.paths)
+    return Exchange(
+        request=compact(redact(request)),
+        result=compact(redact(result)),
+        tools=[redact(t) for t in tools],
+        paths=[redact(p) for p in paths],
+    )
+
+
+def compact(text: str, max_bytes: int = MAX_FIELD_BYTES) -> str:
+    """Trim lines, drop blank ones, join with single spaces, cap at ``max_bytes`` UTF-8 bytes.
+
+    Redact *before* compacting: redaction is line based, and compacting removes the lines.
+    """
+    joined = " ".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
+    return cap_bytes(joined, max_bytes)
+
+
+def cap_bytes(text: str, max_bytes: int, suffix: str = "...") -> str:
+    """Cut ``text`` to at most ``max_bytes`` UTF-8 bytes on a character boundary, + ``suffix``."""
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    room = max(0, max_bytes - len(suffix.encode("utf-8")))
+    return data[:room].decode("utf-8", "ignore").rstrip() + suffix
+
+
+def _unique(items: Any) -> list[str]:
+    seen: dict[str, None] = {}
+    for item in items:
+        if item and item not in seen:
+            seen[item] = None
+    return list(seen)

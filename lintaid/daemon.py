@@ -1,0 +1,186 @@
+"""The daemon's life cycle: lock, stores, bind, status file, serve, orderly stop.
+
+Start order: the lock is taken by the caller (``lock.acquire``) before this module is even
+imported; then stores open (the index is rebuilt here if needed), the writer starts, the
+socket binds, and only then is ``daemon.json`` written, so a status file always names a
+daemon that can answer. Stop order is the reverse, and the status file goes first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+import structlog
+
+from lintaid_client import paths, protocol
+from lintaid_client import spool as spool_files
+
+from . import __version__, logs
+from .integrations.hooks import Hooks
+from .search import Searcher
+from .spool_drain import SpoolDrainer
+from .store.memory import MemoryStore
+from .writer import Writer
+
+log = structlog.get_logger("lintaid.daemon")
+
+
+@dataclass
+class Config:
+    inject_top_k: int = 5
+    inject_max_bytes: int = 8000
+    watch_workspace: bool = True
+    log_level: str = "info"
+
+    @classmethod
+    def from_env(cls) -> Config:
+        cfg = cls()
+        if os.environ.get("LINTAID_NO_WATCH") == "1":
+            cfg.watch_workspace = False
+        cfg.log_level = os.environ.get("LINTAID_LOG_LEVEL", cfg.log_level)
+        return cfg
+
+
+class Daemon:
+    def __init__(self, root: Path, config: Config | None = None) -> None:
+        self.root = root
+        self.config = config or Config.from_env()
+        self.pid = os.getpid()
+        self.version = __version__
+        self.started_at = time.time()
+        self._stop = threading.Event()
+        self.workspace: Any = None
+        self.store: MemoryStore
+        self.writer: Writer
+        self.searcher: Searcher
+        self.hooks: Hooks
+
+    # -- life cycle ----------------------------------------------------------------------
+    def request_shutdown(self) -> None:
+        self._stop.set()
+        server = getattr(self, "server", None)
+        if server is not None:
+            server.wake()
+
+    def install_signal_handlers(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.request_shutdown())
+
+    def run(self) -> int:
+        from .server import Server
+
+        paths.ensure_state_dir(self.root)
+        logs.configure(paths.log_path(self.root), level=self.config.log_level)
+        endpoint = paths.endpoint(self.root)
+        self.store = MemoryStore(self.root)
+        self.writer = Writer(self.store)
+        self.writer.start()
+        self.searcher = Searcher(memory=self.store, wait_visible=self.writer.wait_visible)
+        self.hooks = Hooks(self)
+        self.server = Server(self, endpoint)
+        self.server.bind()
+        self._write_status(endpoint)
+        log.info("started", pid=self.pid, endpoint=endpoint, root=str(self.root),
+                 index_rebuilt=self.store.index.rebuilt, version=self.version)
+        self.drainer = SpoolDrainer(self.root, self.hooks)
+        self.drainer.start()
+        if self.config.watch_workspace:
+            self._start_workspace()
+        try:
+            self.server.serve(self._stop.is_set)
+        finally:
+            self._shutdown()
+        return 0
+
+    def _start_workspace(self) -> None:
+        try:
+            from .workspace.service import Workspace
+        except ImportError:
+            return
+        try:
+            self.workspace = Workspace(self.root, submit=self.writer.submit)
+            self.writer.add_flusher(self.workspace.flush)
+            self.searcher.workspace = self.workspace
+            self.workspace.start()
+        except Exception as err:  # memory must keep working even if the watcher cannot
+            log.error("workspace_failed", error=str(err), exc_info=err)
+            self.workspace = None
+            self.searcher.workspace = None
+
+    def _shutdown(self) -> None:
+        log.info("stopping")
+        self._remove_status()
+        self.drainer.stop()
+        if self.workspace is not None:
+            self.workspace.stop()
+        self.hooks.close()
+        self.writer.stop()
+        self.server.close()
+        self.store.close()
+        log.info("stopped")
+
+    # -- status ----------------------------------------------------------------------------
+    def _write_status(self, endpoint: str) -> None:
+        data = {
+            "pid": self.pid,
+            "create_time": psutil.Process(self.pid).create_time(),
+            "endpoint": endpoint,
+            "protocol": protocol.VERSION,
+            "version": self.version,
+            "started_at": self.started_at,
+            "root": str(self.root),
+        }
+        target = paths.status_path(self.root)
+        tmp = target.with_name(f".{target.name}.{self.pid}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+
+    def _remove_status(self) -> None:
+        """Remove the status file, but only while it still names this process."""
+        target = paths.status_path(self.root)
+        try:
+            if json.loads(target.read_text()).get("pid") == self.pid:
+                target.unlink()
+        except (OSError, ValueError):
+            pass
+
+    def status(self) -> dict[str, Any]:
+        proc = psutil.Process(self.pid)
+        import tantivy
+        import zmq
+
+        result: dict[str, Any] = {
+            "pid": self.pid,
+            "root": str(self.root),
+            "endpoint": self.server.endpoint,
+            "uptime_s": round(time.time() - self.started_at, 1),
+            "started_at": self.started_at,
+            "rss_bytes": proc.memory_info().rss,
+            "threads": proc.num_threads(),
+            "requests": self.server.requests,
+            "writer_queue": self.writer.depth,
+            "spool_depth": len(spool_files.pending(self.root)),
+            "memory": self.store.counts(),
+            "versions": {
+                "lintaid": self.version,
+                "protocol": protocol.VERSION,
+                "python": ".".join(map(str, __import__("sys").version_info[:3])),
+                "pyzmq": zmq.__version__,
+                "tantivy": getattr(tantivy, "__version__", "unknown"),
+            },
+        }
+        if self.workspace is not None:
+            result["workspace"] = self.workspace.status()
+        return result

@@ -1,0 +1,123 @@
+"""A derived Tantivy index: opened, checked and rebuilt when missing, corrupt or of an old schema.
+
+The index never holds anything the SQLite source of truth lacks, so throwing it away is always
+safe; ``TantivyIndex.open`` reports ``rebuilt=True`` and the owner re-feeds it from SQLite.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+SCHEMA_FILE = "lintaid-schema"
+I64_MAX = 2**63 - 1
+_QUERY_SPECIALS = set('+-&|!(){}[]^"~*?:\\/<>=\'`')
+
+
+class TantivyIndex:
+    """One index directory with one long-lived writer, owned by the writer thread."""
+
+    def __init__(self, path: Path, build_schema: Callable[[], tantivy.Schema], version: int):
+        self.path = path
+        self.version = version
+        self.schema = build_schema()
+        self.rebuilt = False
+        self.index = self._open()
+        self._writer: tantivy.IndexWriter | None = None
+        self._lock = threading.Lock()
+
+    def _open(self) -> tantivy.Index:
+        marker = self.path / SCHEMA_FILE
+        try:
+            if marker.read_text().strip() != str(self.version):
+                raise ValueError("schema version changed")
+            if not tantivy.Index.exists(str(self.path)):
+                raise ValueError("no index")
+            index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+            index.searcher()  # fails on a corrupt meta.json or segments
+            return index
+        except (OSError, ValueError, RuntimeError):
+            return self._recreate()
+
+    def _recreate(self) -> tantivy.Index:
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.path.mkdir(parents=True, exist_ok=True)
+        index = tantivy.Index(self.schema, path=str(self.path), reuse=False)
+        (self.path / SCHEMA_FILE).write_text(f"{self.version}\n")
+        self.rebuilt = True
+        return index
+
+    # -- writing (writer thread only) -------------------------------------------------------
+    def writer(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            self._writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+        return self._writer
+
+    def replace(self, key_field: str, docs: Iterable[tuple[str, dict[str, Any] | None]]) -> None:
+        """For each (key, doc): delete the key's documents, then add doc when it is not None."""
+        w = self.writer()
+        for key, doc in docs:
+            w.delete_documents_by_term(key_field, key)
+            if doc is not None:
+                w.add_document(tantivy.Document.from_dict(doc, self.schema))
+
+    def delete_all(self) -> None:
+        self.writer().delete_all_documents()
+
+    def commit(self) -> None:
+        w = self.writer()
+        try:
+            w.commit()
+        except ValueError:
+            # A failed indexing thread leaves a one-thread writer publishing nothing: start over.
+            w.rollback()
+            self._writer = None
+            raise
+        self.index.reload()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.commit()
+                self._writer.wait_merging_threads()
+            except (ValueError, RuntimeError):
+                pass
+            self._writer = None
+
+    # -- reading ---------------------------------------------------------------------------
+    def searcher(self) -> tantivy.Searcher:
+        return self.index.searcher()
+
+    def text_query(self, text: str, fields: list[str]) -> tantivy.Query | None:
+        """Parse free text as OR'ed words (never as query syntax); None when nothing is left."""
+        words = "".join(" " if ch in _QUERY_SPECIALS else ch for ch in text).split()
+        if not words:
+            return None
+        query, _errors = self.index.parse_query_lenient(" ".join(words), fields)
+        return query
+
+    def term(self, field: str, value: str) -> tantivy.Query:
+        return tantivy.Query.term_query(self.schema, field, value)
+
+    def term_set(self, field: str, values: list[str]) -> tantivy.Query:
+        return tantivy.Query.term_set_query(self.schema, field, values)
+
+    def int_range(self, field: str, lower: int | None, upper: int | None) -> tantivy.Query:
+        return tantivy.Query.range_query(
+            self.schema, field, tantivy.FieldType.Integer,
+            lower if lower is not None else -I64_MAX, upper if upper is not None else I64_MAX,
+        )
+
+    def num_docs(self) -> int:
+        return self.index.searcher().num_docs
+
+
+def boolean(clauses: list[tuple[str, tantivy.Query]]) -> tantivy.Query:
+    occur = {"must": tantivy.Occur.Must, "should": tantivy.Occur.Should,
+             "not": tantivy.Occur.MustNot}
+    return tantivy.Query.boolean_query([(occur[kind], q) for kind, q in clauses])

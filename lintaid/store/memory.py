@@ -1,0 +1,406 @@
+"""memory.db and its Tantivy index: the only code that reads or writes them.
+
+Threading: mutating methods run on the writer thread only (inside ``Writer`` batches); read
+methods may run on any thread and use a per-thread read connection (WAL lets them run beside
+the writer).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from lintaid.capture.record import NewRecord, content_fingerprint, normalize_user
+from lintaid_client import paths
+
+from .index import I64_MAX, TantivyIndex
+from .schema import MEMORY_SCHEMA
+
+INDEX_VERSION = 1
+HIDDEN_STATUSES = ("superseded",)
+
+
+class StoreError(Exception):
+    """A request the store refuses; ``code`` is a protocol error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _memory_schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("id", stored=True, tokenizer_name="raw")
+    sb.add_text_field("content", stored=False, tokenizer_name="en_stem")
+    sb.add_text_field("user_id", tokenizer_name="raw")
+    sb.add_text_field("status", tokenizer_name="raw")
+    sb.add_text_field("kind", tokenizer_name="raw")
+    sb.add_integer_field("created_at", indexed=True, fast=True)
+    sb.add_integer_field("expires_at", indexed=True, fast=True)
+    return sb.build()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    return conn
+
+
+def _seconds(value: float | None) -> int:
+    return I64_MAX if value is None else int(value)
+
+
+class MemoryStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        paths.ensure_state_dir(root)
+        self.db_path = paths.memory_db_path(root)
+        self._write = _connect(self.db_path)
+        self._write.executescript(MEMORY_SCHEMA)
+        self._local = threading.local()
+        self._dirty: set[str] = set()
+        self.index = TantivyIndex(paths.index_dir(root, "memory"), _memory_schema, INDEX_VERSION)
+        if self.index.rebuilt:
+            self._write.execute(
+                "INSERT OR IGNORE INTO pending_index SELECT id FROM records"
+                " WHERE forgotten_at IS NULL"
+            )
+        self.flush_index()
+
+    # -- connections ---------------------------------------------------------------------
+    def _read(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = _connect(self.db_path)
+            self._local.conn = conn
+        return conn
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The write connection: for the writer thread and the policy state updater."""
+        return self._write
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self._write.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._write.execute("ROLLBACK")
+            self._dirty.clear()
+            raise
+        self._write.execute("COMMIT")
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """One job inside a batch: its failure undoes only its own changes."""
+        self._write.execute("SAVEPOINT job")
+        dirty_before = set(self._dirty)
+        try:
+            yield
+        except BaseException:
+            self._write.execute("ROLLBACK TO job")
+            self._write.execute("RELEASE job")
+            self._dirty = dirty_before
+            raise
+        self._write.execute("RELEASE job")
+
+    def close(self) -> None:
+        self.index.close()
+        self._write.close()
+
+    # -- writes (writer thread) ----------------------------------------------------------
+    def mark_dirty(self, record_ids: Iterable[str]) -> None:
+        ids = [i for i in record_ids if i]
+        if ids:
+            self._dirty.update(ids)
+            self._write.executemany(
+                "INSERT OR IGNORE INTO pending_index(record_id) VALUES (?)", [(i,) for i in ids]
+            )
+
+    def audit(self, actor: str, op: str, target: str, user_id: str, before: str | None,
+              after: str | None, detail: dict[str, Any] | None = None) -> None:
+        self._write.execute(
+            "INSERT INTO audit(at, actor, op, target, user_id, before_hash, after_hash,"
+            " before_content, after_content, detail) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (time.time(), actor, op, target, user_id,
+             content_fingerprint(before) if before is not None else None,
+             content_fingerprint(after) if after is not None else None,
+             before, after, json.dumps(detail or {})),
+        )
+
+    def put(self, rec: NewRecord, actor: str) -> tuple[str, str]:
+        """Insert a record; return (id, event) with event ADD, NONE (already there) or FORGOTTEN."""
+        rid = rec.record_id
+        user = normalize_user(rec.user_id)
+        fingerprint = content_fingerprint(rec.content)
+        row = self._write.execute(
+            "SELECT forgotten_at FROM records WHERE id = ?", (rid,)
+        ).fetchone()
+        if row is not None:
+            return rid, ("FORGOTTEN" if row["forgotten_at"] is not None else "NONE")
+        tomb = self._write.execute(
+            "SELECT record_id FROM tombstones WHERE fingerprint = ? AND user_id = ?",
+            (fingerprint, user),
+        ).fetchone()
+        if tomb is not None:
+            return tomb["record_id"], "FORGOTTEN"
+        if rec.supersedes:
+            self._require_visible(rec.supersedes, user)
+        now = time.time()
+        self._write.execute(
+            "INSERT INTO records(id, kind, source, user_id, provider, session_id, event, doc_type,"
+            " cwd, branch, revision, paths, tools, metadata, file_hashes, content, content_hash,"
+            " created_at, updated_at, valid_at, expires_at, supersedes)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (rid, rec.kind, rec.source, user, rec.provider, rec.session_id, rec.event,
+             rec.doc_type, rec.cwd, rec.branch, rec.revision, json.dumps(rec.paths),
+             json.dumps(rec.tools), json.dumps(rec.metadata),
+             json.dumps(rec.file_hashes), rec.content, fingerprint,
+             rec.created_at, now, rec.valid_at, rec.expires_at, rec.supersedes),
+        )
+        self.audit(actor, "add", rid, user, None, rec.content,
+                   {"supersedes": rec.supersedes} if rec.supersedes else None)
+        if rec.supersedes:
+            self.audit(actor, "supersede", rec.supersedes, user, None, None, {"by": rid})
+        self.mark_dirty([rid])
+        return rid, "ADD"
+
+    def _require_visible(self, record_id: str, user_id: str) -> sqlite3.Row:
+        row = self._write.execute(
+            "SELECT * FROM records WHERE id = ? AND user_id = ? AND forgotten_at IS NULL",
+            (record_id, normalize_user(user_id)),
+        ).fetchone()
+        if row is None:
+            raise StoreError("not_found", f"no memory {record_id!r}")
+        return row
+
+    def update(self, record_id: str, user_id: str, content: str, actor: str,
+               metadata: dict[str, Any] | None = None) -> None:
+        row = self._require_visible(record_id, user_id)
+        meta = json.loads(row["metadata"])
+        if metadata:
+            meta.update(metadata)
+        self._write.execute(
+            "UPDATE records SET content = ?, content_hash = ?, metadata = ?, updated_at = ?,"
+            " valid_at = ? WHERE id = ?",
+            (content, content_fingerprint(content), json.dumps(meta), time.time(), time.time(),
+             record_id),
+        )
+        self.audit(actor, "update", record_id, row["user_id"], row["content"], content)
+        self.mark_dirty([record_id])
+
+    def forget(self, record_id: str, user_id: str, reason: str | None, actor: str,
+               op: str = "forget") -> None:
+        row = self._require_visible(record_id, user_id)
+        now = time.time()
+        self._write.execute(
+            "UPDATE records SET forgotten_at = ?, forgotten_reason = ? WHERE id = ?",
+            (now, reason, record_id),
+        )
+        self._write.execute(
+            "INSERT OR REPLACE INTO tombstones(fingerprint, user_id, record_id, at, reason)"
+            " VALUES (?,?,?,?,?)",
+            (row["content_hash"], row["user_id"], record_id, now, reason),
+        )
+        self.audit(actor, op, record_id, row["user_id"], row["content"], None,
+                   {"reason": reason} if reason else None)
+        self.mark_dirty([record_id])
+
+    def set_supersedes(self, new_id: str, old_id: str, user_id: str, actor: str) -> None:
+        if new_id == old_id:
+            raise StoreError("bad_request", "a memory cannot supersede itself")
+        self._require_visible(old_id, user_id)
+        new = self._require_visible(new_id, user_id)
+        self._write.execute("UPDATE records SET supersedes = ? WHERE id = ?", (old_id, new_id))
+        self.audit(actor, "supersede", old_id, new["user_id"], None, None, {"by": new_id})
+        self.mark_dirty([new_id, old_id])
+
+    def expire(self, record_id: str, user_id: str, at: float | None, actor: str) -> None:
+        row = self._require_visible(record_id, user_id)
+        when = time.time() if at is None else float(at)
+        self._write.execute("UPDATE records SET expires_at = ? WHERE id = ?", (when, record_id))
+        self.audit(actor, "expire", record_id, row["user_id"], None, None, {"at": when})
+        self.mark_dirty([record_id])
+
+    def refresh_derived(self) -> None:
+        """Recompute claims, relations and statuses touched by this batch (inside its transaction)."""
+        if self._dirty:
+            from .derived import refresh
+
+            refresh(self._write, set(self._dirty), self.mark_dirty)
+
+    # -- index (writer thread) -------------------------------------------------------------
+    def flush_index(self) -> int:
+        """Bring the index in step with every pending record; return how many were written."""
+        pending = [r[0] for r in self._write.execute("SELECT record_id FROM pending_index")]
+        if not pending:
+            self._dirty.clear()
+            return 0
+        docs: list[tuple[str, dict[str, Any] | None]] = []
+        for chunk in _chunks(pending, 500):
+            marks = ",".join("?" * len(chunk))
+            rows = {
+                r["id"]: r for r in self._write.execute(
+                    "SELECT r.id, r.content, r.user_id, r.kind, r.created_at, r.expires_at,"
+                    " r.forgotten_at, COALESCE(s.status, 'current') AS status"
+                    f" FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
+                    f" WHERE r.id IN ({marks})", chunk)
+            }
+            for rid in chunk:
+                row = rows.get(rid)
+                if row is None or row["forgotten_at"] is not None:
+                    docs.append((rid, None))
+                    continue
+                docs.append((rid, {
+                    "id": rid, "content": row["content"], "user_id": row["user_id"],
+                    "status": row["status"], "kind": row["kind"],
+                    "created_at": int(row["created_at"]),
+                    "expires_at": _seconds(row["expires_at"]),
+                }))
+        self.index.replace("id", docs)
+        self.index.commit()
+        self._write.executemany(
+            "DELETE FROM pending_index WHERE record_id = ?", [(p,) for p in pending]
+        )
+        self._dirty.clear()
+        return len(pending)
+
+    # -- reads (any thread) ----------------------------------------------------------------
+    def get_rows(self, ids: list[str]) -> dict[str, sqlite3.Row]:
+        out: dict[str, sqlite3.Row] = {}
+        conn = self._read()
+        for chunk in _chunks(ids, 500):
+            marks = ",".join("?" * len(chunk))
+            for row in conn.execute(
+                "SELECT r.*, COALESCE(s.status, 'current') AS state, s.superseded_by,"
+                " s.confidence, s.evidence AS state_evidence FROM records r"
+                f" LEFT JOIN record_state s ON s.record_id = r.id WHERE r.id IN ({marks})",
+                chunk,
+            ):
+                out[row["id"]] = row
+        return out
+
+    def claims_for(self, ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
+        conn = self._read()
+        for chunk in _chunks(ids, 500):
+            marks = ",".join("?" * len(chunk))
+            for row in conn.execute(
+                "SELECT c.*, COALESCE(s.status, 'current') AS status, s.superseded_by_claim,"
+                " s.superseded_by_record, s.confidence, nc.value AS replaced_by_value"
+                " FROM claims c LEFT JOIN claim_state s ON s.claim_id = c.claim_id"
+                " LEFT JOIN claims nc ON nc.claim_id = s.superseded_by_claim"
+                f" WHERE c.record_id IN ({marks}) ORDER BY c.record_id, c.start",
+                chunk,
+            ):
+                out[row["record_id"]].append({
+                    "claim_id": row["claim_id"], "subject": row["subject"],
+                    "predicate": row["predicate"], "value": row["value"],
+                    "evidence": row["evidence"], "start": row["start"], "end": row["end"],
+                    "scope": row["scope"], "status": row["status"],
+                    "superseded_by": row["superseded_by_record"],
+                    "superseded_by_claim": row["superseded_by_claim"],
+                    "replaced_by_value": row["replaced_by_value"],
+                })
+        return out
+
+    def relations_for(self, ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
+        conn = self._read()
+        for chunk in _chunks(ids, 250):
+            marks = ",".join("?" * len(chunk))
+            for row in conn.execute(
+                f"SELECT * FROM relations WHERE source_record IN ({marks})"
+                f" OR target_record IN ({marks})", chunk + chunk,
+            ):
+                for rid, other, role in ((row["source_record"], row["target_record"], "source"),
+                                         (row["target_record"], row["source_record"], "target")):
+                    if rid in out:
+                        out[rid].append({
+                            "kind": row["kind"], "other_id": other, "role": role,
+                            "confidence": row["confidence"], "method": row["method"],
+                            "evidence": row["evidence"],
+                        })
+        return out
+
+    def visible_row(self, record_id: str, user_id: str) -> sqlite3.Row | None:
+        row = self.get_rows([record_id]).get(record_id)
+        if row is None or row["forgotten_at"] is not None:
+            return None
+        if row["user_id"] != normalize_user(user_id):
+            return None
+        return row
+
+    def list_ids(self, user_id: str, limit: int, offset: int = 0,
+                 include_hidden: bool = False) -> list[str]:
+        now = time.time()
+        sql = ("SELECT r.id FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
+               " WHERE r.user_id = ? AND r.forgotten_at IS NULL")
+        if not include_hidden:
+            sql += (" AND (r.expires_at IS NULL OR r.expires_at > ?)"
+                    " AND COALESCE(s.status, 'current') != 'superseded'")
+            params: tuple[Any, ...] = (normalize_user(user_id), now, limit, offset)
+        else:
+            params = (normalize_user(user_id), limit, offset)
+        sql += " ORDER BY r.created_at DESC, r.id LIMIT ? OFFSET ?"
+        return [r[0] for r in self._read().execute(sql, params)]
+
+    def audit_rows(self, record_id: str) -> list[sqlite3.Row]:
+        return list(self._read().execute(
+            "SELECT * FROM audit WHERE target = ? ORDER BY seq", (record_id,)
+        ))
+
+    def superseded_by_map(self, ids: list[str]) -> dict[str, list[str]]:
+        """Held links: which records explicitly name each of ``ids`` as superseded."""
+        out: dict[str, list[str]] = {}
+        for chunk in _chunks(ids, 500):
+            marks = ",".join("?" * len(chunk))
+            for row in self._read().execute(
+                f"SELECT id, supersedes FROM records WHERE supersedes IN ({marks})"
+                " AND forgotten_at IS NULL", chunk,
+            ):
+                out.setdefault(row["supersedes"], []).append(row["id"])
+        return out
+
+    def counts(self) -> dict[str, int]:
+        conn = self._read()
+        now = time.time()
+        row = conn.execute(
+            "SELECT COUNT(*) AS total,"
+            " SUM(forgotten_at IS NOT NULL) AS forgotten,"
+            " SUM(forgotten_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ?) AS expired"
+            " FROM records", (now,),
+        ).fetchone()
+        states = dict(conn.execute(
+            "SELECT s.status, COUNT(*) FROM record_state s JOIN records r ON r.id = s.record_id"
+            " WHERE r.forgotten_at IS NULL GROUP BY s.status"
+        ).fetchall())
+        pending = conn.execute("SELECT COUNT(*) FROM pending_index").fetchone()[0]
+        claims = conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
+        return {
+            "records": row["total"] or 0,
+            "forgotten": row["forgotten"] or 0,
+            "expired": row["expired"] or 0,
+            "superseded": states.get("superseded", 0),
+            "conflicted": states.get("conflicted", 0),
+            "claims": claims,
+            "pending_index": pending,
+        }
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]

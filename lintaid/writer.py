@@ -1,0 +1,141 @@
+"""The single writer: the only thread that mutates the stores.
+
+Jobs queue up; the writer takes everything waiting (up to ``max_batch``) and runs it in one
+SQLite transaction, each job in its own savepoint, so a burst of 50 captures costs one commit.
+A job's future resolves only after that commit, so an acknowledged write is durable. The index
+is then brought in step, and ``wait_visible`` lets a reader wait for that, so an acknowledged
+write is visible to the very next search.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+import structlog
+
+from .store.memory import MemoryStore
+
+T = TypeVar("T")
+_STOP = object()
+
+log = structlog.get_logger("lintaid.writer")
+
+
+class Writer:
+    def __init__(self, store: MemoryStore, *, max_batch: int = 256) -> None:
+        self.store = store
+        self.max_batch = max_batch
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="lintaid-writer", daemon=True)
+        self._visible = threading.Condition()
+        self._committed = 0
+        self._indexed = 0
+        self._after_commit: list[Callable[[], None]] = []
+        self._stopped = threading.Event()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def add_flusher(self, flush: Callable[[], None]) -> None:
+        """Run ``flush`` on the writer thread after every committed batch (e.g. another index)."""
+        self._after_commit.append(flush)
+
+    def submit(self, job: Callable[[], T]) -> Future[T]:
+        """Queue ``job`` to run on the writer thread; its future resolves after the commit."""
+        future: Future[T] = Future()
+        if self._stopped.is_set():
+            future.set_exception(RuntimeError("the writer has stopped"))
+            return future
+        self._queue.put((job, future))
+        return future
+
+    def run(self, job: Callable[[], T], timeout: float | None = 60) -> T:
+        return self.submit(job).result(timeout)
+
+    @property
+    def depth(self) -> int:
+        return self._queue.qsize()
+
+    def wait_visible(self, timeout: float = 5.0) -> bool:
+        """Block until every batch committed so far is in the index; False on timeout."""
+        with self._visible:
+            target = self._committed
+            return self._visible.wait_for(lambda: self._indexed >= target, timeout)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Finish every queued job, then stop."""
+        if not self._thread.is_alive():
+            return
+        self._queue.put(_STOP)
+        self._thread.join(timeout)
+        self._stopped.set()
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is _STOP:
+                break
+            batch = [first]
+            stop_after = False
+            while len(batch) < self.max_batch:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is _STOP:
+                    stop_after = True
+                    break
+                batch.append(item)
+            self._run_batch(batch)
+            if stop_after:
+                break
+        self._stopped.set()
+        # Refuse late submissions cleanly instead of leaving their futures pending forever.
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is not _STOP:
+                item[1].set_exception(RuntimeError("the writer has stopped"))
+
+    def _run_batch(self, batch: list[tuple[Callable[[], Any], Future[Any]]]) -> None:
+        outcomes: list[tuple[Future[Any], bool, Any]] = []
+        try:
+            with self.store.transaction():
+                for job, future in batch:
+                    if not future.set_running_or_notify_cancel():
+                        continue
+                    try:
+                        with self.store.savepoint():
+                            outcomes.append((future, True, job()))
+                    except Exception as err:  # one bad job must not sink the batch
+                        outcomes.append((future, False, err))
+                self.store.refresh_derived()
+        except Exception as err:  # the commit itself failed (disk full, I/O error)
+            log.error("batch_failed", error=str(err), jobs=len(batch))
+            for _job, future in batch:
+                if future.running():
+                    future.set_exception(err)
+            return
+        with self._visible:
+            self._committed += 1
+            generation = self._committed
+        for future, ok, value in outcomes:
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+        try:
+            self.store.flush_index()
+            for flush in self._after_commit:
+                flush()
+        except Exception as err:  # the rows are durable; pending_index replays at next start
+            log.error("index_flush_failed", error=str(err))
+        with self._visible:
+            self._indexed = generation
+            self._visible.notify_all()

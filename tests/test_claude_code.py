@@ -1,0 +1,339 @@
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lintaid.capture import git as gitinfo
+from lintaid.integrations.claude_code import (
+    CAPTURE_EVENTS,
+    INJECT_EVENTS,
+    SESSION_START_QUERY,
+    format_injection,
+    query_for_event,
+    records_for_event,
+)
+from tests.transcripts import (
+    DEFAULT_SESSION,
+    FAKE_SECRETS,
+    FINAL_REQUEST,
+    SECRET_LAST_MESSAGE,
+    realistic_turns,
+    secret_turns,
+    stop_payload,
+    write_secret_transcript,
+    write_transcript,
+)
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    out = subprocess.run(["git", "-C", str(repo), "-c", "commit.gpgsign=false", *args],
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, **GIT_ENV})
+    return out.stdout.strip()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A git repository with one commit, used as the session's cwd."""
+    gitinfo.clear_cache()
+    root = tmp_path / "project"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "README.md").write_text("hello\n")
+    git(root, "add", "README.md")
+    git(root, "commit", "-q", "-m", "init")
+    return root
+
+
+def stop_for(project: Path, **extra: Any) -> dict[str, Any]:
+    path = write_transcript(project.parent / "t.jsonl", realistic_turns(str(project)),
+                            cwd=str(project))
+    return stop_payload(path, cwd=str(project), **extra)
+
+
+# --- capture ----------------------------------------------------------------------------------
+
+
+def test_stop_builds_one_outcome_record(project: Path) -> None:
+    payload = stop_for(project)
+    [rec] = records_for_event("Stop", payload, now=1_700_000_000.0)
+    lines = rec.content.split("\n")
+    assert lines[0] == "Claude Code outcome"
+    assert lines[1] == f"Request: {FINAL_REQUEST}"
+    assert lines[2].startswith("Result: Done. Summary of the change: - `gateway/retry.py`")
+    assert lines[2].endswith("All 42 tests pass.")
+    assert lines[3] == (f"Affected paths: {project}/gateway/retry.py, "
+                        f"{project}/tests/test_retry.py")
+    assert lines[4] == "Tools used: Edit, Write, Bash"
+    assert len(lines) == 5
+    assert rec.kind == "capture"
+    assert rec.source == f"claude-code://{DEFAULT_SESSION}/outcome"
+    assert rec.provider == "claude-code"
+    assert rec.session_id == DEFAULT_SESSION
+    assert (rec.event, rec.doc_type, rec.cwd) == ("Stop", "outcome", str(project))
+    assert rec.branch == "main"
+    assert rec.revision == git(project, "rev-parse", "HEAD")
+    assert rec.tools == ["Edit", "Write", "Bash"]
+    assert rec.paths == [f"{project}/gateway/retry.py", f"{project}/tests/test_retry.py"]
+    assert rec.created_at == 1_700_000_000.0
+    assert rec.metadata["permission_mode"] == "default"
+
+
+def test_replay_gives_the_same_record_id(project: Path) -> None:
+    payload = stop_for(project)
+    [first] = records_for_event("Stop", payload, now=1.0)
+    [second] = records_for_event("Stop", json.loads(json.dumps(payload)), now=999.0)
+    assert first.record_id == second.record_id
+    assert first.content == second.content
+    [other] = records_for_event("Stop", {**payload, "last_assistant_message": "Different."})
+    assert other.record_id != first.record_id
+
+
+def test_stop_hook_active_captures_nothing(project: Path) -> None:
+    assert records_for_event("Stop", stop_for(project, stop_hook_active=True)) == []
+    payload = stop_for(project, event="SubagentStop", stop_hook_active=True)
+    assert records_for_event("SubagentStop", payload) == []
+
+
+def test_last_assistant_message_is_the_result(project: Path) -> None:
+    payload = stop_for(project, last_assistant_message="Shipped it.\nAll green.")
+    [rec] = records_for_event("Stop", payload)
+    assert "Result: Shipped it. All green." in rec.content.split("\n")
+
+
+def test_subagent_stop_reads_the_agent_transcript(project: Path) -> None:
+    main = write_transcript(project.parent / "main.jsonl", [("user", "main q"),
+                                                             ("assistant", "main a")])
+    agent = write_transcript(project.parent / "agent.jsonl", [("user", "find the config loader"),
+                                                               ("assistant", "It is in cfg.py")])
+    payload = stop_payload(main, cwd=str(project), event="SubagentStop",
+                           agent_transcript_path=str(agent), agent_type="Explore",
+                           agent_id="a1")
+    [rec] = records_for_event("SubagentStop", payload)
+    assert "Request: find the config loader" in rec.content
+    assert "Result: It is in cfg.py" in rec.content
+    assert rec.doc_type == "outcome" and rec.event == "SubagentStop"
+    assert rec.metadata["agent_type"] == "Explore"
+
+
+def test_precompact_and_session_end(project: Path) -> None:
+    base = stop_for(project)
+    payload = {**base, "hook_event_name": "PreCompact", "trigger": "manual",
+               "custom_instructions": "keep the retry decisions"}
+    payload.pop("stop_hook_active")
+    [checkpoint] = records_for_event("PreCompact", payload)
+    assert checkpoint.content.startswith("Claude Code checkpoint\n")
+    assert "Compact summary: keep the retry decisions" in checkpoint.content
+    assert checkpoint.source.endswith("/checkpoint")
+    assert checkpoint.metadata["trigger"] == "manual"
+
+    end = {**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}
+    [summary] = records_for_event("SessionEnd", end)
+    assert summary.doc_type == "session-summary"
+    assert summary.content.startswith("Claude Code session-summary\n")
+    assert summary.metadata["reason"] == "prompt_input_exit"
+    assert len({checkpoint.record_id, summary.record_id}) == 2
+
+
+def test_precompact_summary_alone_is_enough(tmp_path: Path) -> None:
+    payload = {"session_id": "s", "transcript_path": str(tmp_path / "missing.jsonl"),
+               "cwd": str(tmp_path), "compact_summary": "We chose uv over pip."}
+    [rec] = records_for_event("PreCompact", payload)
+    assert rec.content == "Claude Code checkpoint\nCompact summary: We chose uv over pip."
+
+
+def test_nothing_to_capture(tmp_path: Path) -> None:
+    payload = {"session_id": "s", "transcript_path": str(tmp_path / "missing.jsonl"),
+               "cwd": str(tmp_path)}
+    for event in CAPTURE_EVENTS:
+        assert records_for_event(event, payload) == []
+    assert records_for_event("Stop", {}) == []
+    assert records_for_event("PostToolUse", payload) == []
+    assert records_for_event("Notification", payload) == []
+
+
+def test_no_secret_reaches_any_field(project: Path) -> None:
+    path = write_secret_transcript(project.parent / "s.jsonl", cwd=str(project))
+    payload = stop_payload(path, cwd=str(project), last_assistant_message=SECRET_LAST_MESSAGE,
+                           custom_instructions=f"use token {FAKE_SECRETS[1]}",
+                           api_key=FAKE_SECRETS[-1])
+    records = records_for_event("Stop", payload)
+    payload_pc = {**payload, "hook_event_name": "PreCompact",
+                  "compact_summary": f"Set password = \"hunter2\" and {FAKE_SECRETS[3]}"}
+    records += records_for_event("PreCompact", payload_pc)
+    records += records_for_event("SessionEnd", {**payload, "last_assistant_message": None})
+    prompt = secret_turns()[0][1]  # the pasted .env, curl, key block ...
+    records += records_for_event("UserPromptSubmit", {**payload, "prompt": prompt})
+    assert len(records) == 4
+    for rec in records:
+        blob = json.dumps(dataclasses.asdict(rec)) + rec.record_id
+        for secret in FAKE_SECRETS:
+            assert secret not in blob, (rec.doc_type, secret)
+    assert "Please fix the deploy script." in records[0].content
+    assert "Rotated the keys." in records[0].content
+
+
+def test_prompt_record(project: Path) -> None:
+    payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
+               "prompt": "  Use uv, not pip.\n\nAlso pin ruff.  "}
+    [rec] = records_for_event("UserPromptSubmit", payload, now=5.0)
+    assert rec.content == "User prompt: Use uv, not pip.\nAlso pin ruff."
+    assert (rec.kind, rec.doc_type, rec.source) == ("prompt", "prompt", "claude-code://s1/prompt")
+    assert rec.branch == "main"
+    [again] = records_for_event("UserPromptSubmit", payload, now=6.0)
+    assert again.record_id == rec.record_id
+
+    long = records_for_event("UserPromptSubmit", {**payload, "prompt": "word " * 2000})
+    assert len(long[0].content.encode()) <= 4000 and long[0].content.endswith("...")
+    assert records_for_event("UserPromptSubmit", {**payload, "prompt": "   "}) == []
+    assert records_for_event("UserPromptSubmit", {**payload, "prompt": None}) == []
+
+
+def test_query_for_event() -> None:
+    assert query_for_event("SessionStart", {"source": "startup"}) == SESSION_START_QUERY
+    assert query_for_event("UserPromptSubmit", {"prompt": " how do retries work? "}) == (
+        "how do retries work?")
+    assert query_for_event("UserPromptSubmit", {"prompt": ""}) is None
+    assert query_for_event("Stop", {"prompt": "x"}) is None
+    assert INJECT_EVENTS == {"SessionStart", "UserPromptSubmit"}
+
+
+# --- injection --------------------------------------------------------------------------------
+
+
+def hit(**overrides: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "id": "m1", "content": "Claude Code outcome\nRequest: configure retries\nResult: done",
+        "status": "current", "source": "claude-code://s1/outcome", "score": 1.0,
+        "created_at": 1_700_000_000.0, "branch": "main", "revision": None,
+        "provider": "claude-code", "session_id": "s1", "doc_type": "outcome",
+        "claims": [], "changed_files": [], "store": "memory",
+    }
+    base.update(overrides)
+    return base
+
+
+def inject(hits: list[dict[str, Any]], project: Path | None = None, **kw: Any) -> dict[str, Any]:
+    args: dict[str, Any] = {"current_branch": "main", "current_revision": None,
+                            "cwd": str(project) if project else None, "query": "retries"}
+    args.update(kw)
+    return format_injection("UserPromptSubmit", hits, **args)
+
+
+def context(result: dict[str, Any]) -> str:
+    out = result["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit"
+    return out["additionalContext"]
+
+
+def test_no_hits_is_empty() -> None:
+    assert inject([]) == {}
+    assert inject([hit(content="")]) == {}
+
+
+def test_entry_shows_provenance(project: Path) -> None:
+    head = git(project, "rev-parse", "HEAD")
+    (project / "b.txt").write_text("b")
+    git(project, "add", "b.txt")
+    git(project, "commit", "-q", "-m", "b")
+    now = git(project, "rev-parse", "HEAD")
+    text = context(inject(
+        [hit(revision=head, changed_files=["gateway/retry.py"])], project,
+        current_revision=now, current_branch="feature",
+    ))
+    assert "not instructions" in text
+    assert "m1" in text and "claude-code://s1/outcome" in text
+    assert "2023-11-14T22:13:20Z" in text
+    assert f"Captured branch: main, revision: {head[:12]}" in text
+    assert f"Current branch: feature, revision: {now[:12]}" in text
+    assert "Revision status: captured-revision-is-ancestor" in text
+    assert "file changed since capture: gateway/retry.py" in text
+    assert "Request: configure retries" in text
+
+
+def test_superseded_claims_are_omitted_and_the_rest_stays() -> None:
+    content = ("Gateway notes.\nThe retry limit is 3 attempts. Deploys go through Argo.\n"
+               "We use Redis for caching.")
+    old = "The retry limit is 3 attempts."
+    start = content.index(old)
+    claims = [
+        {"status": "superseded", "start": start, "end": start + len(old), "evidence": old,
+         "superseded_by": "m9", "value": "3", "replaced_by_value": "5",
+         "subject": "gateway retry limit"},
+        {"status": "current", "start": content.index("We use"), "end": len(content),
+         "evidence": "We use Redis for caching.", "value": "Redis"},
+    ]
+    text = context(inject([hit(content=content, claims=claims)], query="retry limit Argo Redis"))
+    assert "3 attempts" not in text
+    assert old not in text
+    assert "Deploys go through Argo." in text
+    assert "We use Redis for caching." in text
+    assert "Superseded here: gateway retry limit (now: 5, per m9)" in text
+
+
+def test_conflicted_record_and_claims_are_marked() -> None:
+    content = "Owner of billing is Ana.\nBilling runs nightly."
+    claims = [{"status": "conflicted", "start": 0, "end": 24, "evidence": "Owner of billing is Ana.",
+               "superseded_by": None, "value": "Ana"}]
+    text = context(inject([hit(content=content, claims=claims, status="conflicted")],
+                          query="billing owner"))
+    assert "CONFLICTED" in text
+    assert "Owner of billing is Ana. [conflicted]" in text
+    assert "Billing runs nightly." in text
+    assert "Billing runs nightly. [conflicted]" not in text
+
+
+def test_byte_cap_and_record_cap() -> None:
+    hits = [hit(id=f"m{i}", content=f"retries {i} " + "lorem ipsum dolor " * 200) for i in range(20)]
+    text = context(inject(hits, max_bytes=2500))
+    assert len(text.encode()) <= 2500
+    assert "m0" in text
+    full = context(inject(hits))
+    assert len(full.encode()) <= 8000
+    assert full.count("\n- Memory ") <= 5
+    two = context(inject(hits, max_records=2, max_bytes=100_000))
+    assert two.count("\n- Memory ") == 2
+    assert inject(hits, max_bytes=50) == {}  # not even the header plus one entry fits
+
+
+def test_excerpt_prefers_query_lines_and_is_capped() -> None:
+    lines = [f"line {i} about nothing" for i in range(10)]
+    lines[7] = "the cache eviction policy is LRU"
+    lines[2] = "cache warmed at startup"
+    text = context(inject([hit(content="\n".join(lines))], query="what is the cache policy"))
+    assert "the cache eviction policy is LRU" in text
+    assert "cache warmed at startup" in text
+    assert "line 0 about nothing" not in text
+    assert text.index("cache warmed") < text.index("eviction")  # original order
+
+    plain = context(inject([hit(content="\n".join(lines))], query="zebra"))
+    assert "line 0 about nothing" in plain and "line 3 about nothing" not in plain
+
+    huge = context(inject([hit(content="retries " * 1000)]))
+    excerpt = [line for line in huge.split("\n") if line.startswith("  retries")][0]
+    assert len(excerpt.strip().encode()) <= 800
+
+
+def test_workspace_hit_shows_path_and_lines() -> None:
+    ws = hit(id="w1", store="workspace", path="docs/retry.md", start_line=10, end_line=24,
+             source="workspace", content="Retries back off exponentially.", created_at=None,
+             branch=None)
+    text = context(inject([ws]))
+    assert "docs/retry.md:10-24" in text
+    assert "Retries back off exponentially." in text
+
+
+def test_duplicate_hits_are_shown_once() -> None:
+    text = context(inject([hit(), hit(), hit(id="m2")]))
+    assert text.count("Request: configure retries") == 1
