@@ -115,6 +115,8 @@ def _pid_alive(status: dict[str, Any]) -> bool:
 
     try:
         proc = psutil.Process(int(status["pid"]))
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return False
         return abs(proc.create_time() - float(status.get("create_time", 0))) < 1.0
     except (psutil.Error, KeyError, TypeError, ValueError):
         return False
@@ -202,7 +204,7 @@ def status(root: Path, as_json: bool) -> None:
         )
     v = data["versions"]
     lines.append(f"  versions  lintaid {v['lintaid']}, protocol {v['protocol']}, "
-                 f"python {v['python']}, pyzmq {v['pyzmq']}, {v['tantivy']}")
+                 f"python {v['python']}, pyzmq {v['pyzmq']}, tantivy {v['tantivy']}")
     click.echo("\n".join(lines))
 
 

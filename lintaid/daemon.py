@@ -14,6 +14,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,13 @@ from .store.memory import MemoryStore
 from .writer import Writer
 
 log = structlog.get_logger("lintaid.daemon")
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 @dataclass
@@ -158,9 +166,6 @@ class Daemon:
 
     def status(self) -> dict[str, Any]:
         proc = psutil.Process(self.pid)
-        import tantivy
-        import zmq
-
         result: dict[str, Any] = {
             "pid": self.pid,
             "root": str(self.root),
@@ -177,8 +182,8 @@ class Daemon:
                 "lintaid": self.version,
                 "protocol": protocol.VERSION,
                 "python": ".".join(map(str, __import__("sys").version_info[:3])),
-                "pyzmq": zmq.__version__,
-                "tantivy": getattr(tantivy, "__version__", "unknown"),
+                "pyzmq": _version("pyzmq"),
+                "tantivy": _version("tantivy"),
             },
         }
         if self.workspace is not None:

@@ -194,10 +194,9 @@ class MemoryStore:
         if metadata:
             meta.update(metadata)
         self._write.execute(
-            "UPDATE records SET content = ?, content_hash = ?, metadata = ?, updated_at = ?,"
-            " valid_at = ? WHERE id = ?",
-            (content, content_fingerprint(content), json.dumps(meta), time.time(), time.time(),
-             record_id),
+            "UPDATE records SET content = ?, content_hash = ?, metadata = ?, updated_at = ?"
+            " WHERE id = ?",
+            (content, content_fingerprint(content), json.dumps(meta), time.time(), record_id),
         )
         self.audit(actor, "update", record_id, row["user_id"], row["content"], content)
         self.mark_dirty([record_id])

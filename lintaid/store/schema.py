@@ -35,6 +35,8 @@ CREATE INDEX IF NOT EXISTS records_supersedes ON records(supersedes);
 CREATE TABLE IF NOT EXISTS claims (
     claim_id TEXT PRIMARY KEY,
     record_id TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    source_kind TEXT NOT NULL,
     scope TEXT NOT NULL,
     subject TEXT NOT NULL,
     predicate TEXT NOT NULL,
@@ -50,6 +52,7 @@ CREATE INDEX IF NOT EXISTS claims_record ON claims(record_id);
 CREATE INDEX IF NOT EXISTS claims_chain ON claims(scope, subject, predicate);
 
 CREATE TABLE IF NOT EXISTS relations (
+    chain TEXT,  -- the chain key for inferred relations; NULL for explicit links
     source_claim TEXT NOT NULL,
     target_claim TEXT NOT NULL,
     source_record TEXT NOT NULL,
@@ -62,6 +65,7 @@ CREATE TABLE IF NOT EXISTS relations (
 );
 CREATE INDEX IF NOT EXISTS relations_source ON relations(source_record);
 CREATE INDEX IF NOT EXISTS relations_target ON relations(target_record);
+CREATE INDEX IF NOT EXISTS relations_chain ON relations(chain);
 
 CREATE TABLE IF NOT EXISTS claim_state (
     claim_id TEXT PRIMARY KEY,
