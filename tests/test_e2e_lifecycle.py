@@ -1,0 +1,134 @@
+"""Daemon life cycle end to end: signals, index rebuilds, read-your-writes, version mismatch."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lintaid_client import connection, paths, protocol
+from tests.conftest import lintaid_env, run_cli, run_json, start_daemon, stop_daemon, wait_for
+
+
+def test_sigterm_finishes_in_flight_writes_and_exits_cleanly(project: Path) -> None:
+    env = lintaid_env()
+    proc = subprocess.Popen([sys.executable, "-m", "lintaid", "start", "--foreground",
+                             "--project", str(project)], env=env, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: connection.ping(project, timeout=0.2), timeout=20)
+        conn = connection.Connection(project)
+        for i in range(30):
+            conn.call("add", {"content": f"fact number {i} about the frobnicator"})
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+        conn.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not paths.status_path(project).exists()
+    start_daemon(project)
+    try:
+        assert run_json(project, "status")["memory"]["records"] == 30
+    finally:
+        stop_daemon(project)
+
+
+def test_missing_or_corrupt_index_is_rebuilt_from_sqlite(project: Path) -> None:
+    start_daemon(project)
+    run_cli(project, "add", "The scheduler runs nightly compaction at 02:00 UTC.")
+    stop_daemon(project)
+    index = paths.index_dir(project, "memory")
+    shutil.rmtree(index)
+    start_daemon(project)
+    try:
+        hits = run_json(project, "search", "nightly compaction scheduler")["results"]
+        assert hits and "02:00" in hits[0]["content"]
+    finally:
+        stop_daemon(project)
+    (index / "meta.json").write_text("{ not json")
+    start_daemon(project)
+    try:
+        hits = run_json(project, "search", "nightly compaction scheduler")["results"]
+        assert hits and "02:00" in hits[0]["content"]
+    finally:
+        stop_daemon(project)
+    (index / "lintaid-schema").write_text("0\n")  # an older schema version
+    start_daemon(project)
+    try:
+        assert run_json(project, "search", "nightly compaction")["results"]
+        assert (index / "lintaid-schema").read_text().strip() != "0"
+    finally:
+        stop_daemon(project)
+
+
+def test_an_acknowledged_write_is_visible_to_the_very_next_search(daemon: Path) -> None:
+    conn = connection.Connection(daemon)
+    try:
+        for i in range(40):
+            word = f"zyxq{i}word"
+            rid = conn.call("add", {"content": f"note {word} for the next search"})["id"]
+            hits = conn.call("search", {"query": word})["results"]
+            assert [h["id"] for h in hits] == [rid], i
+    finally:
+        conn.close()
+
+
+def test_protocol_mismatch_is_an_error_reply(daemon: Path) -> None:
+    import zmq
+
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(paths.endpoint(daemon))
+    try:
+        sock.send(protocol.pack({"v": 2, "id": "x", "op": "ping", "args": {}}))
+        assert sock.poll(2000)
+        reply = protocol.unpack(sock.recv())
+        try:
+            protocol.raise_for_error(reply)
+        except protocol.ProtocolMismatch as err:
+            assert "protocol 1" in err.message
+        else:
+            raise AssertionError("expected ProtocolMismatch")
+    finally:
+        sock.close(0)
+        ctx.term()
+
+
+def test_hook_autostarts_the_daemon_and_the_event_is_not_lost(project: Path) -> None:
+    from tests.conftest import run_hook
+    from tests.transcripts import stop_payload, write_transcript
+
+    transcript = write_transcript(project.parent / "t.jsonl", [
+        ("user", "Rename the plumbus module to widget."),
+        ("assistant", "Renamed plumbus to widget and updated the imports."),
+    ], cwd=str(project))
+    try:
+        out, elapsed = run_hook(project, "Stop", stop_payload(transcript, cwd=str(project)))
+        assert out == {} and elapsed < 1.5
+        wait_for(lambda: connection.ping(project, timeout=0.2), timeout=20)
+        wait_for(lambda: run_json(project, "search", "plumbus widget")["results"], timeout=20)
+    finally:
+        stop_daemon(project)
+
+
+def test_logs_command_prints_json_lines(daemon: Path) -> None:
+    out = run_cli(daemon, "logs", "-n", "5").stdout
+    assert '"event": "started"' in out
+
+
+def test_cli_restarts_a_daemon_that_is_gone_midway(project: Path) -> None:
+    start_daemon(project)
+    pid = connection.read_status(project)["pid"]
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    try:
+        # The status file is stale now; any command notices and starts a fresh daemon.
+        run_cli(project, "add", "Auto restart keeps the CLI usable.")
+        assert connection.read_status(project)["pid"] != pid
+    finally:
+        stop_daemon(project)
