@@ -15,24 +15,40 @@ from tests.conftest import lintaid_env, run_cli, run_json, start_daemon, stop_da
 
 
 def test_sigterm_finishes_in_flight_writes_and_exits_cleanly(project: Path) -> None:
+    import zmq
+
     env = lintaid_env()
     proc = subprocess.Popen([sys.executable, "-m", "lintaid", "start", "--foreground",
                              "--project", str(project)], env=env, stderr=subprocess.PIPE)
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    acked: set[str] = set()
     try:
         wait_for(lambda: connection.ping(project, timeout=0.2), timeout=20)
-        conn = connection.Connection(project)
-        for i in range(30):
-            conn.call("add", {"content": f"fact number {i} about the frobnicator"})
+        sock.connect(paths.endpoint(project))
+        for i in range(300):  # pipelined: many writes in flight when the signal lands
+            sock.send(protocol.pack(protocol.request(
+                "add", {"content": f"fact number {i} about the frobnicator"}, f"r{i}")))
         proc.send_signal(signal.SIGTERM)
+        while sock.poll(3000):
+            reply = protocol.unpack(sock.recv())
+            if reply.get("ok"):
+                acked.add(reply["result"]["id"])
         assert proc.wait(20) == 0
-        conn.close()
     finally:
+        sock.close(0)
+        ctx.term()
         if proc.poll() is None:
             proc.kill()
+    assert acked, "no write was acknowledged before the signal"
     assert not paths.status_path(project).exists()
     start_daemon(project)
     try:
-        assert run_json(project, "status")["memory"]["records"] == 30
+        conn = connection.Connection(project)
+        stored = {h["id"] for h in conn.call("list", {"limit": 1000})["results"]}
+        conn.close()
+        assert acked <= stored
     finally:
         stop_daemon(project)
 
