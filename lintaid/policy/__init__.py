@@ -1,0 +1,55 @@
+"""Current-state policy: claims, chains, relations and statuses, derived from records."""
+
+from __future__ import annotations
+
+from .claims import Claim, canonical, extract_claims, has_correction_cue, normalize_value
+from .derive import Derived, RecordInput, RecordMeta, derive, derive_incremental, record_claims
+from .history import HISTORY_PHRASES, is_history_query, strip_history_phrases
+from .relations import (
+    CONFIRMS,
+    CONFLICT,
+    CONFLICTS_WITH,
+    HIDE,
+    SUPERSEDES,
+    ChainKey,
+    ClaimRef,
+    Relation,
+    chain_key,
+    chain_order,
+    classify,
+    explicit_relations,
+    pseudo_claim_id,
+    relate_chain,
+)
+from .scope import (
+    GENERIC_HEADINGS,
+    PROJECT,
+    claim_scope,
+    heading_at,
+    is_generic_heading,
+    source_kind,
+)
+from .sentences import Span, frontmatter_end, headings, split_sentences
+from .status import (
+    CONFLICTED,
+    CURRENT,
+    SUBSTANCE_MIN_WORDS,
+    SUPERSEDED,
+    ClaimState,
+    RecordState,
+    claim_statuses,
+    record_status,
+    substantive_words,
+)
+
+__all__ = [
+    "CONFIRMS", "CONFLICT", "CONFLICTED", "CONFLICTS_WITH", "CURRENT", "GENERIC_HEADINGS",
+    "HIDE", "HISTORY_PHRASES", "PROJECT", "SUBSTANCE_MIN_WORDS", "SUPERSEDED", "SUPERSEDES",
+    "ChainKey", "Claim", "ClaimRef", "ClaimState", "Derived", "RecordInput", "RecordMeta",
+    "RecordState", "Relation", "Span", "canonical", "chain_key", "chain_order", "claim_scope",
+    "claim_statuses", "classify", "derive", "derive_incremental", "explicit_relations",
+    "extract_claims", "frontmatter_end", "has_correction_cue", "heading_at", "headings",
+    "is_generic_heading", "is_history_query", "normalize_value", "pseudo_claim_id",
+    "record_claims", "record_status", "relate_chain", "source_kind", "split_sentences",
+    "strip_history_phrases", "substantive_words",
+]

@@ -1,0 +1,157 @@
+"""Relations between claims on one chain (same scope, subject, predicate), and explicit links.
+
+Pure functions of their inputs: the incremental update recomputes a chain by calling
+``relate_chain`` on its claims again, which is what makes it equal to a full rebuild.
+
+Walk a chain oldest first. Each claim is compared with its nearest earlier neighbour from a
+different record (same value: confirms; a correction cue in its own sentence, or naming the old
+value: supersedes 0.95; strictly newer and the same kind of source: supersedes 0.90; otherwise
+conflicts_with 0.75). Unlike the reference, which only ever looks at neighbours, the newer claim
+is then also held against every older claim still *live* (not yet superseded) whose value
+differs, by the same rules: so "x, x, y-with-cue" retires both x claims, not just the newer one,
+and the chain's current value is the newest claim's. Each retired claim points at the claim that
+actually replaced it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HIDE = 0.90
+"""A supersedes relation at or above this confidence hides the older claim."""
+CONFLICT = 0.65
+"""A conflicts_with relation at or above this confidence marks both sides conflicted."""
+
+CONFIRMS = "confirms"
+SUPERSEDES = "supersedes"
+CONFLICTS_WITH = "conflicts_with"
+
+ChainKey = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class ClaimRef:
+    """A claim as the relation engine sees it: where it sits, what it says, when it held."""
+
+    claim_id: str
+    record_id: str
+    scope: str
+    subject: str
+    predicate: str
+    value: str
+    effective_at: float | None = None
+    source_kind: str = "memory"
+    cue: bool = False
+    replaces: str | None = None
+    order_key: tuple[float, str, int] = (0.0, "", 0)
+    evidence: str = ""
+    start: int = 0
+    end: int = 0
+
+
+@dataclass(frozen=True)
+class Relation:
+    """``source_claim`` is the newer (confirming/superseding) side, ``target_claim`` the older."""
+
+    kind: str
+    source_claim: str
+    target_claim: str
+    source_record: str
+    target_record: str
+    confidence: float
+    method: str
+    evidence: str
+
+
+def chain_key(claim: ClaimRef) -> ChainKey:
+    return (claim.scope, claim.subject, claim.predicate)
+
+
+def chain_order(claim: ClaimRef) -> tuple[int, float, int, tuple[float, str, int]]:
+    """Undated first, then by effective time; on a tie a claim carrying a correction counts as
+    the later one (it knows about the other value); then record creation time and ids."""
+    dated = claim.effective_at is not None
+    corrective = claim.cue or claim.replaces is not None
+    return (int(dated), claim.effective_at or 0.0, int(corrective), claim.order_key)
+
+
+def _changed(newer: ClaimRef, older: ClaimRef) -> str:
+    return f"{newer.subject} changed from '{older.value}' to '{newer.value}'"
+
+
+def classify(newer: ClaimRef, older: ClaimRef) -> Relation:
+    """The relation between two claims on one chain, ``newer`` later in chain order."""
+    def rel(kind: str, confidence: float, method: str, evidence: str) -> Relation:
+        return Relation(kind, newer.claim_id, older.claim_id, newer.record_id, older.record_id,
+                        confidence, method, evidence)
+
+    if newer.value == older.value:
+        return rel(CONFIRMS, 0.95, "canonical_claim", "same canonical claim and value")
+    # A cue that names a different old value ("instead of Postgres" vs. an older "MySQL") is
+    # about something else, so it does not count against this older claim.
+    cue = newer.replaces == older.value if newer.replaces else newer.cue
+    if cue:
+        return rel(SUPERSEDES, 0.95, "correction_cue", _changed(newer, older))
+    if (newer.effective_at is not None and older.effective_at is not None
+            and newer.effective_at > older.effective_at
+            and newer.source_kind == older.source_kind):
+        return rel(SUPERSEDES, 0.90, "newer_same_kind", _changed(newer, older))
+    return rel(CONFLICTS_WITH, 0.75, "canonical_claim_conflict", _changed(newer, older))
+
+
+def relate_chain(claims: list[ClaimRef]) -> list[Relation]:
+    """All relations of one chain, in chain order (see the module docstring)."""
+    ordered = sorted(claims, key=chain_order)
+    out: list[Relation] = []
+    live: list[ClaimRef] = []
+    for i, claim in enumerate(ordered):
+        neighbour = next(
+            (c for c in reversed(ordered[:i]) if c.record_id != claim.record_id), None
+        )
+        if neighbour is not None:
+            first = classify(claim, neighbour)
+            out.append(first)
+            retired = {neighbour.claim_id} if first.kind == SUPERSEDES else set()
+            for older in live:
+                if (older is neighbour or older.record_id == claim.record_id
+                        or older.value == claim.value):
+                    continue
+                rel = classify(claim, older)
+                out.append(rel)
+                if rel.kind == SUPERSEDES:
+                    retired.add(older.claim_id)
+            live = [c for c in live if c.claim_id not in retired]
+        live.append(claim)
+    return out
+
+
+def pseudo_claim_id(record_id: str) -> str:
+    """Stands for a whole record in an explicit link when it has no claims of its own."""
+    return f"{record_id}::record"
+
+
+def explicit_relations(links: list[tuple[str, str]],
+                       claims_by_record: dict[str, list[ClaimRef]]) -> list[Relation]:
+    """Record-level supersession (frontmatter ``supersedes:``, the API's ``supersedes``).
+
+    It retires every claim of the old record regardless of content. The source side is the new
+    record's claim on the same chain when it has one, else its first claim, else the record.
+    """
+    out: list[Relation] = []
+    for new_id, old_id in sorted(set(links)):
+        if new_id == old_id:
+            continue
+        new_claims = claims_by_record.get(new_id, [])
+        old_claims = claims_by_record.get(old_id, [])
+        evidence = f"{new_id} explicitly supersedes {old_id}"
+        targets = [(c.claim_id, chain_key(c)) for c in old_claims] or [
+            (pseudo_claim_id(old_id), None)
+        ]
+        for target_id, key in targets:
+            source = next((c for c in new_claims if chain_key(c) == key), None)
+            if source is None and new_claims:
+                source = new_claims[0]
+            source_id = source.claim_id if source else pseudo_claim_id(new_id)
+            out.append(Relation(SUPERSEDES, source_id, target_id, new_id, old_id, 1.0,
+                                "explicit", evidence))
+    return out

@@ -1,0 +1,248 @@
+"""Chains, relations and statuses: the reference unit cases and the improvements over them."""
+
+from __future__ import annotations
+
+from lintaid.policy import (
+    CONFIRMS,
+    CONFLICTS_WITH,
+    SUPERSEDES,
+    ClaimRef,
+    ClaimState,
+    Relation,
+    chain_key,
+    claim_statuses,
+    explicit_relations,
+    extract_claims,
+    record_status,
+    relate_chain,
+)
+
+JAN, FEB, JUN = 1767225600.0, 1769904000.0, 1780272000.0  # 2026-01-01, 2026-02-01, 2026-06-01
+
+
+def ref(record: str, text: str, at: float | None = None, kind: str = "document",
+        scope: str = "project", n: int = 1) -> ClaimRef:
+    """The first claim of ``text`` as record ``record``."""
+    claim = extract_claims(text)[0]
+    return ClaimRef(
+        claim_id=f"{record}::c{n}", record_id=record, scope=scope, subject=claim.subject,
+        predicate=claim.predicate, value=claim.value, effective_at=at, source_kind=kind,
+        cue=claim.cue, replaces=claim.replaces, order_key=(at or 0.0, record, n),
+        evidence=claim.evidence, start=claim.start, end=claim.end,
+    )
+
+
+def kinds(relations: list[Relation]) -> list[tuple[str, str, str, float, str]]:
+    return [(r.kind, r.source_claim, r.target_claim, r.confidence, r.method) for r in relations]
+
+
+def statuses(relations: list[Relation], *ids: str) -> list[str]:
+    states = claim_statuses(relations)
+    return [states.get(i, ClaimState()).status for i in ids]
+
+
+OLD_OWNER = "The National Park POD owns valve control."
+NEW_OWNER = "The Controls POD owns valve control."
+
+
+def test_ownership_superseded_over_time_same_kind() -> None:
+    old, new = ref("old", OLD_OWNER, JAN), ref("new", NEW_OWNER, JUN)
+    assert chain_key(old) == chain_key(new)
+    rels = relate_chain([new, old])
+    assert kinds(rels) == [(SUPERSEDES, "new::c1", "old::c1", 0.90, "newer_same_kind")]
+    assert rels[0].evidence == "valve control changed from 'national park pod' to 'controls pod'"
+    assert statuses(rels, "old::c1", "new::c1") == ["superseded", "current"]
+
+
+def test_different_source_kinds_conflict() -> None:
+    old, new = ref("old", OLD_OWNER, JAN), ref("new", NEW_OWNER, JUN, kind="memory")
+    rels = relate_chain([old, new])
+    assert kinds(rels) == [(CONFLICTS_WITH, "new::c1", "old::c1", 0.75,
+                            "canonical_claim_conflict")]
+    assert statuses(rels, "old::c1", "new::c1") == ["conflicted", "conflicted"]
+
+
+def test_no_dates_no_cue_conflict() -> None:
+    rels = relate_chain([ref("a", OLD_OWNER), ref("b", NEW_OWNER)])
+    assert [r.kind for r in rels] == [CONFLICTS_WITH]
+    assert statuses(rels, "a::c1", "b::c1") == ["conflicted", "conflicted"]
+
+
+def test_no_dates_cue_in_the_claim_sentence_supersedes() -> None:
+    new = ref("b", "This replaces the previous decision: the Controls POD owns valve control.")
+    rels = relate_chain([ref("a", OLD_OWNER), new])
+    assert kinds(rels) == [(SUPERSEDES, "b::c1", "a::c1", 0.95, "correction_cue")]
+    assert statuses(rels, "a::c1", "b::c1") == ["superseded", "current"]
+
+
+def test_cue_outranks_kind_difference() -> None:
+    old = ref("doc", "We use Redis for session storage.", JAN)
+    new = ref("mem", "We use Memcached for session storage instead of Redis.", FEB, kind="memory")
+    assert [r.method for r in relate_chain([old, new])] == ["correction_cue"]
+
+
+def test_cue_naming_a_different_old_value_does_not_count() -> None:
+    old = ref("a", "We use MySQL for analytics.", None)
+    new = ref("b", "We use MongoDB for analytics instead of Postgres.", None)
+    assert [r.kind for r in relate_chain([old, new])] == [CONFLICTS_WITH]
+
+
+def test_same_claim_confirms_and_both_stay_current() -> None:
+    a = ref("a", NEW_OWNER, JAN)
+    b = ref("b", "Valve control is owned by the Controls POD.", FEB)
+    rels = relate_chain([a, b])
+    assert kinds(rels) == [(CONFIRMS, "b::c1", "a::c1", 0.95, "canonical_claim")]
+    assert statuses(rels, "a::c1", "b::c1") == ["current", "current"]
+
+
+def test_different_scopes_never_meet() -> None:
+    a = ref("a", OLD_OWNER, JAN, scope="user:alice")
+    b = ref("b", NEW_OWNER, FEB, scope="user:bob")
+    assert chain_key(a) != chain_key(b)
+
+
+def test_decimal_versions() -> None:
+    a = ref("a", "user: version: 1.5", JAN, kind="memory")
+    b = ref("b", "user: version: 2.0", FEB, kind="memory")
+    assert (a.value, b.value) == ("1.5", "2.0")
+    rels = relate_chain([a, b])
+    assert statuses(rels, "a::c1", "b::c1") == ["superseded", "current"]
+
+
+def test_scalar_timeout() -> None:
+    a = ref("a", "user: timeout: 100", JAN, kind="memory")
+    b = ref("b", "user: timeout: 150", FEB, kind="memory")
+    assert statuses(relate_chain([a, b]), "a::c1", "b::c1") == ["superseded", "current"]
+
+
+def test_date_tie_cue_bearing_claim_wins_whatever_the_ids() -> None:
+    # Adversarial ids: the Postgres record sorts after the MongoDB one.
+    pg = ref("z-postgres", "We use Postgres for analytics.", JAN)
+    mongo = ref("a-mongo", "We use MongoDB for analytics instead of Postgres.", JAN)
+    rels = relate_chain([pg, mongo])
+    assert kinds(rels) == [(SUPERSEDES, "a-mongo::c1", "z-postgres::c1", 0.95, "correction_cue")]
+    assert statuses(rels, "z-postgres::c1", "a-mongo::c1") == ["superseded", "current"]
+
+
+def test_same_record_neighbours_are_skipped() -> None:
+    a1 = ref("a", "retry_limit: 3", JAN, kind="memory")
+    a2 = ClaimRef("a::c2", "a", "project", "retry_limit", "value", "4", JAN, "memory",
+                  order_key=(JAN, "a", 2))
+    b = ref("b", "retry_limit: 5", FEB, kind="memory")
+    rels = relate_chain([a1, a2, b])
+    assert {(r.source_claim, r.target_claim) for r in rels} == {("b::c1", "a::c2"),
+                                                                 ("b::c1", "a::c1")}
+    assert statuses(rels, "a::c1", "a::c2", "b::c1") == ["superseded", "superseded", "current"]
+
+
+def test_supersession_is_transitive_over_confirmations() -> None:
+    # x (Jan, doc), x (Feb, memory: confirms), y (Jun, memory) -> both x claims retired,
+    # although the Jan document is not y's neighbour.
+    a = ref("a", "We use Redis for caching.", JAN)
+    b = ref("b", "We use Redis for caching.", FEB, kind="memory")
+    c = ref("c", "We use Memcached for caching instead of Redis.", JUN, kind="memory")
+    rels = relate_chain([a, b, c])
+    assert kinds(rels) == [
+        (CONFIRMS, "b::c1", "a::c1", 0.95, "canonical_claim"),
+        (SUPERSEDES, "c::c1", "b::c1", 0.95, "correction_cue"),
+        (SUPERSEDES, "c::c1", "a::c1", 0.95, "correction_cue"),
+    ]
+    states = claim_statuses(rels)
+    assert [states[i].status for i in ("a::c1", "b::c1", "c::c1")] == [
+        "superseded", "superseded", "current"
+    ]
+    assert states["a::c1"].superseded_by_claim == "c::c1"
+
+
+def test_chain_current_value_is_the_newest() -> None:
+    a = ref("a", "retry_limit: 3", JAN, kind="memory")
+    b = ref("b", "retry_limit: 5", FEB, kind="memory")
+    c = ref("c", "retry_limit: 3", JUN, kind="memory")
+    states = claim_statuses(relate_chain([a, b, c]))
+    assert [states[i].status for i in ("a::c1", "b::c1", "c::c1")] == [
+        "superseded", "superseded", "current"
+    ]
+    assert states["a::c1"].superseded_by_claim == "b::c1"  # its direct successor
+    assert states["b::c1"].superseded_by_claim == "c::c1"
+
+
+def test_conflict_with_a_retired_claim_is_moot() -> None:
+    # doc x (Jan) vs memory y (Feb): conflict; then doc z (Jun) retires x by time and y by cue.
+    a = ref("a", "retry_limit: 3", JAN)
+    b = ref("b", "retry_limit: 5", FEB, kind="memory")
+    c = ref("c", "Update: retry_limit: 7", JUN)
+    rels = relate_chain([a, b, c])
+    assert statuses(rels, "a::c1", "b::c1", "c::c1") == ["superseded", "superseded", "current"]
+
+
+def test_conflict_against_all_live_rivals() -> None:
+    a = ref("a", "retry_limit: 3", JAN)
+    b = ref("b", "retry_limit: 3", FEB)
+    c = ref("c", "retry_limit: 5", JUN, kind="memory")
+    rels = relate_chain([a, b, c])
+    assert statuses(rels, "a::c1", "b::c1", "c::c1") == ["conflicted"] * 3
+
+
+def test_explicit_relations_retire_the_whole_record() -> None:
+    old = [ref("old", "We use Redis for caching."),
+           ClaimRef("old::c2", "old", "project", "deploys", "owner", "ops", order_key=(0, "old", 2))]
+    new = [ref("new", "We use Memcached for caching.")]
+    rels = explicit_relations([("new", "old"), ("new", "new")],
+                              {"old": old, "new": new})
+    assert [(r.source_claim, r.target_claim, r.confidence, r.method) for r in rels] == [
+        ("new::c1", "old::c1", 1.0, "explicit"),
+        ("new::c1", "old::c2", 1.0, "explicit"),
+    ]
+    states = claim_statuses(rels)
+    assert states["old::c1"].status == states["old::c2"].status == "superseded"
+    assert states["old::c2"].superseded_by_record == "new"
+
+
+def test_explicit_relations_without_claims_use_the_record() -> None:
+    [rel] = explicit_relations([("b", "a")], {"a": [], "b": []})
+    assert (rel.source_claim, rel.target_claim) == ("b::record", "a::record")
+
+
+# ---------------------------------------------------------------------------------------------
+# Record status
+
+
+def test_record_with_only_the_superseded_claim_is_superseded() -> None:
+    text = "# Gateway Retry Policy\n\nGateway timeout retry attempts: 5.\n"
+    old = ref("a", text, JAN)
+    new = ref("b", "# Gateway Retry Policy\n\nGateway timeout retry attempts: 2.\n", JUN)
+    states = claim_statuses(relate_chain([old, new]))
+    state = record_status("a", text, [old], states, None)
+    assert (state.status, state.superseded_by, state.confidence) == ("superseded", "b", 0.90)
+    assert record_status("b", "", [new], states, None).status == "current"
+
+
+def test_record_with_extra_content_is_conflicted_not_superseded() -> None:
+    text = ("# Gateway Retry Policy\n\nGateway timeout retry attempts: 5.\n"
+            "Additional rationale remains relevant.\n")
+    old = ref("a", text, JAN)
+    new = ref("b", "Gateway timeout retry attempts: 2.", JUN)
+    states = claim_statuses(relate_chain([old, new]))
+    state = record_status("a", text, [old], states, None)
+    assert (state.status, state.superseded_by) == ("conflicted", "b")
+
+
+def test_record_explicitly_superseded() -> None:
+    state = record_status("a", "Anything at all, with lots of words in it.", [], {}, "b")
+    assert (state.status, state.superseded_by, state.confidence) == ("superseded", "b", 1.0)
+
+
+def test_record_with_a_conflicted_claim_is_conflicted() -> None:
+    a, b = ref("a", OLD_OWNER), ref("b", NEW_OWNER)
+    states = claim_statuses(relate_chain([a, b]))
+    state = record_status("a", OLD_OWNER, [a], states, None)
+    assert (state.status, state.superseded_by, state.confidence) == ("conflicted", None, 0.75)
+
+
+def test_capture_boilerplate_is_not_substance() -> None:
+    text = ("Claude Code outcome\nMemory type: outcome\nRequest: how should we store sessions\n"
+            "Result: We use Redis for session storage.\nAffected paths: src/app.py")
+    old = ref("a", text, JAN, kind="memory")
+    new = ref("b", "We use Memcached for session storage.", FEB, kind="memory")
+    states = claim_statuses(relate_chain([old, new]))
+    assert record_status("a", text, [old], states, None).status == "superseded"
