@@ -375,6 +375,19 @@ def _name(value: Any) -> str:
     return value if isinstance(value, str) and value else "unknown"
 
 
+def _label(hit: dict[str, Any]) -> str:
+    """The status shown to the agent. A record whose only trouble is a superseded statement
+    (left out of the excerpt) is current in what it still says; only a live disagreement is
+    flagged as a conflict."""
+    status = str(hit.get("status") or "current")
+    if status != "conflicted":
+        return status
+    claims = hit.get("claims") or []
+    if claims and not any(c.get("status") == "conflicted" for c in claims):
+        return "current, with a superseded statement left out"
+    return "CONFLICTED (another memory disagrees; verify)"
+
+
 def _entry(
     hit: dict[str, Any],
     excerpt: str,
@@ -383,8 +396,7 @@ def _entry(
     current_revision: str | None,
     cwd: str | None,
 ) -> str:
-    status = str(hit.get("status") or "current")
-    label = "CONFLICTED (another memory disagrees; verify)" if status == "conflicted" else status
+    label = _label(hit)
     out = [f"\n- Memory {hit.get('id') or 'unknown'} [{label}]"]
     if hit.get("store") == "workspace" and hit.get("path"):
         source = f"{hit['path']}:{hit.get('start_line') or 1}-{hit.get('end_line') or '?'}"

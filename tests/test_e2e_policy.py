@@ -1,0 +1,91 @@
+"""The current-state policy end to end, through the CLI and the hook shim (real daemon)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tests.conftest import run_cli, run_hook, run_json
+from tests.transcripts import stop_payload, write_transcript
+
+RETRY_Q = "How many retry attempts should we use for gateway timeouts?"
+
+
+def capture(root: Path, session: str, request: str, result: str) -> None:
+    transcript = write_transcript(root.parent / f"{session}.jsonl", [
+        ("user", request), ("assistant", result)], session_id=session, cwd=str(root))
+    out, _ = run_hook(root, "Stop", stop_payload(transcript, session_id=session, cwd=str(root)))
+    assert out == {}
+
+
+def context_for(root: Path, prompt: str) -> str:
+    out, _ = run_hook(root, "UserPromptSubmit", {"session_id": "later", "prompt": prompt})
+    return out.get("hookSpecificOutput", {}).get("additionalContext", "")
+
+
+def test_newer_scalar_supersedes_older_and_history_shows_both(daemon: Path) -> None:
+    old = run_json(daemon, "add", "Gateway timeout retry attempts: 5.")["id"]
+    time.sleep(0.01)
+    new = run_json(daemon, "add", "Gateway timeout retry attempts: 2.")["id"]
+    result = run_json(daemon, "search", RETRY_Q)
+    assert [(h["id"], h["status"]) for h in result["results"]] == [(new, "current")]
+    assert result["hidden"] == 1
+    changed = run_json(daemon, "search", "what changed in the gateway retry attempts?")
+    statuses = {h["id"]: h for h in changed["results"]}
+    assert statuses[new]["status"] == "current"
+    assert statuses[old]["status"] == "historical"
+    assert statuses[old]["superseded_by"] == new
+    relation = statuses[old]["relations"][0]
+    assert relation["kind"] == "supersedes" and relation["other_id"] == new
+    assert "'5' to '2'" in relation["evidence"]
+    claim = statuses[old]["claims"][0]
+    assert claim["status"] == "superseded" and claim["value"] == "5"
+    # --history on an ordinary query lifts the filter too; "before deployment" does not.
+    assert len(run_json(daemon, "search", RETRY_Q, "--history")["results"]) == 2
+    hits = run_json(daemon, "search", "gateway retry attempts before deployment")["results"]
+    assert [h["id"] for h in hits] == [new]
+
+
+def test_a_superseded_claim_inside_a_captured_session_is_not_injected_as_current(
+        daemon: Path) -> None:
+    capture(daemon, "s1", "How should we store sessions, and what about health checks?",
+            "We use Redis for session storage.\n"
+            "I added a health check endpoint at /healthz in src/app.py for the load balancer.")
+    time.sleep(0.01)
+    capture(daemon, "s2", "Redis keeps running out of memory.",
+            "Switched: use Memcached for session storage instead of Redis.")
+    context = context_for(daemon, "Where do we keep session storage and the health check?")
+    assert "Memcached" in context
+    assert "healthz" in context  # the rest of the older record is still there
+    # Redis may be named as the replaced value, never stated as the current choice.
+    assert "We use Redis for session storage" not in context
+    assert "Superseded here" in context and "memcached" in context.lower()
+    assert "current, with a superseded statement left out" in context
+    older = next(h for h in run_json(daemon, "search", "health check endpoint")["results"]
+                 if "healthz" in h["content"])
+    assert older["status"] == "conflicted"
+    redis = next(c for c in older["claims"] if c["value"] == "redis")
+    assert redis["status"] == "superseded" and redis["replaced_by_value"] == "memcached"
+
+
+def test_two_sessions_setting_one_value_meet_on_one_chain(daemon: Path) -> None:
+    capture(daemon, "a", "Set the retry limit for the sync worker.", "retry_limit: 3")
+    time.sleep(0.01)
+    capture(daemon, "b", "The sync worker gives up too early.", "retry_limit: 5")
+    hits = run_json(daemon, "search", "sync worker retry_limit", "--top-k", "10")["results"]
+    current = [h for h in hits if h["status"] in ("current", "conflicted")]
+    values = [c["value"] for h in current for c in h["claims"] if c["status"] != "superseded"]
+    assert values == ["5"]
+    context = context_for(daemon, "What is the sync worker retry_limit?")
+    assert "retry_limit: 5" in context
+    assert "retry_limit: 3" not in context
+
+
+def test_forget_via_cli_hides_everywhere_and_stays_forgotten(daemon: Path) -> None:
+    rid = run_json(daemon, "add", "The legacy billing cron runs at midnight.")["id"]
+    run_cli(daemon, "forget", rid, "--reason", "wrong")
+    assert run_json(daemon, "search", "legacy billing cron")["results"] == []
+    again = run_json(daemon, "add", "The legacy billing cron runs at midnight.")
+    assert again["event"] == "FORGOTTEN"
+    history = run_json(daemon, "history", rid)["results"]
+    assert [e["event"] for e in history] == ["ADD", "FORGET"]
