@@ -397,17 +397,32 @@ def reindex(root: Path, full: bool) -> None:
 
 
 # -- integrations ----------------------------------------------------------------------------
+def _script(name: str) -> str:
+    """The bare script name when the agent will find it on PATH, else its absolute path."""
+    import shutil
+
+    beside = Path(sys.executable).parent / name
+    on_path = shutil.which(name)
+    if on_path and (not beside.exists() or Path(on_path).resolve() == beside.resolve()):
+        return name
+    return str(beside) if beside.exists() else name
+
+
 @main.command()
 @project_option
 @click.argument("client", type=click.Choice(["claude-code"]))
 @click.option("--user", "user_scope", is_flag=True, help="Install in ~/.claude (all projects).")
-@click.option("--project-scope", "project_scope", is_flag=True, default=True, hidden=True)
-def install(root: Path, client: str, user_scope: bool, project_scope: bool) -> None:
+def install(root: Path, client: str, user_scope: bool) -> None:
     """Install the hooks (and the MCP server) for an agent client."""
     from .integrations.install import install_claude_code
 
-    for line in install_claude_code(root, "user" if user_scope else "project"):
+    lines = install_claude_code(root, "user" if user_scope else "project",
+                                hook_command=_script("lintaid-hook"),
+                                mcp_command=_script("lintaid-mcp"))
+    for line in lines:
         click.echo(line)
+    if not lines:
+        click.echo("lintaid: Claude Code hooks and MCP server already installed; nothing changed")
 
 
 @main.command()
@@ -418,5 +433,8 @@ def uninstall(root: Path, client: str, user_scope: bool) -> None:
     """Remove exactly what `lintaid install` added."""
     from .integrations.install import uninstall_claude_code
 
-    for line in uninstall_claude_code(root, "user" if user_scope else "project"):
+    lines = uninstall_claude_code(root, "user" if user_scope else "project")
+    for line in lines:
         click.echo(line)
+    if not lines:
+        click.echo("lintaid: nothing of lintaid's was installed for Claude Code")
