@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from lintaid.capture.record import NewRecord
 from lintaid.policy import RecordInput, derive
-from lintaid.search import SearchRequest, Searcher, search
+from lintaid.search import Searcher, SearchRequest, search
 from lintaid.store.memory import MemoryStore
 from lintaid.writer import Writer
 

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable
 from lintaid.policy import (
     ClaimRef,
     ClaimState,
-    Relation,
     RecordInput,
+    Relation,
     chain_key,
     claim_statuses,
     explicit_relations,

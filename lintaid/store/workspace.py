@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any, Final
 
 import tantivy
-from lintaid_client import paths
 
 from lintaid.policy import CURRENT, SUPERSEDED, RecordState
 from lintaid.workspace.chunking import Chunk
 from lintaid.workspace.states import PolicyFile, PolicyState, link_candidates
+from lintaid_client import paths
 
 from .index import TantivyIndex, boolean
 
@@ -140,6 +140,8 @@ class WorkspaceStore:
         self._write = _connect(self.db_path)
         self._migrate()
         self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
         self._policy: PolicyState | None = None
         self.closed = False
         self.index = TantivyIndex(paths.index_dir(root, "workspace"), _workspace_schema,
@@ -167,6 +169,8 @@ class WorkspaceStore:
         if conn is None:
             conn = _connect(self.db_path)
             self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
         return conn
 
     @contextmanager
@@ -189,6 +193,10 @@ class WorkspaceStore:
         finally:
             self.index.close()
             self._write.close()
+            with self._readers_lock:
+                readers, self._readers = self._readers, []
+            for conn in readers:
+                conn.close()
 
     # -- writes (writer thread) ----------------------------------------------------------------
     def apply(self, updates: Iterable[FileUpdate], removed: Iterable[str]) -> ApplyResult:

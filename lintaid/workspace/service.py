@@ -1,0 +1,303 @@
+"""The workspace: project files kept searchable and policy-stated while the daemon runs.
+
+Division of labour (the design's one-writer rule): the watcher's worker thread lists, stats,
+reads, chunks and hashes files and extracts their policy text; it then submits one job per
+batch to the single writer, which alone writes workspace.db and the workspace index. Reconciles
+run on that same worker, so a reconcile and an event batch never race each other's reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import structlog
+
+from lintaid.store.workspace import ApplyResult, FileUpdate, Fingerprint, WorkspaceStore
+
+from .chunking import chunk_file, decode
+from .ignore import IgnoreRules
+from .states import policy_text
+from .watcher import Batch, Watcher
+
+T = TypeVar("T")
+Submit = Callable[[Callable[[], T]], "Future[T]"]
+
+JOB_FILES: Final = 256  # files per writer job during a reconcile: keeps each job short
+LOG_PATHS: Final = 20  # paths listed per category in a log line; counts are always complete
+WAIT_S: Final = 600.0
+HASH_CHUNK: Final = 1 << 20
+
+log = structlog.get_logger("lintaid.workspace")
+
+
+class Workspace:
+    def __init__(self, root: Path, submit: Submit[Any]) -> None:
+        self.root = root.resolve()
+        self.submit = submit
+        self.rules = IgnoreRules(self.root)
+        self.store = WorkspaceStore(self.root)
+        self.ready = threading.Event()
+        self.last_reconcile: dict[str, Any] = {}
+        self.last_error: str | None = None
+        self.watcher = Watcher(self.root, self._on_batch, on_restart=self._on_watcher_restart)
+        self._stopped = False
+
+    # -- life cycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Return at once; the watcher starts and the first reconcile runs in the background."""
+        self.watcher.start()
+        self.watcher.run_on_worker(self._initial_reconcile)
+
+    def _initial_reconcile(self) -> None:
+        try:
+            self._reconcile(full=False, reason="start")
+        except _Stopped:
+            log.info("workspace_reconcile_aborted", reason="stopping")
+        except Exception as err:
+            self.last_error = str(err)
+            log.error("workspace_reconcile_failed", error=str(err), exc_info=err)
+        finally:
+            self.ready.set()
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        self.watcher.stop()
+        # The index writer belongs to the writer thread: close it there when the writer runs.
+        try:
+            self.submit(self.store.close).result(timeout=60)
+        except Exception:  # the writer has stopped (or is stuck): close from here
+            self.store.close()
+
+    def flush(self) -> None:
+        """Writer thread, after every committed batch: bring the index in step if needed."""
+        if not self.store.closed and self.store.dirty:
+            self.store.flush_index()
+
+    # -- operations ---------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        counts = self.store.counts() if not self.store.closed else {}
+        return {
+            **counts,
+            "ready": self.ready.is_set(),
+            "watcher_mode": self.watcher.mode,
+            "watcher_alive": self.watcher.alive,
+            "watcher_restarts": self.watcher.restarts,
+            "last_event_at": self.watcher.last_event_at,
+            "queue_depth": self.watcher.queue_depth,
+            "batches": self.watcher.batches,
+            "reindexed": dict(self.last_reconcile),
+            "git": self.rules.git,
+            "max_file_bytes": self.rules.max_file_bytes,
+            "error": self.last_error,
+        }
+
+    def reindex(self, full: bool = False) -> dict[str, Any]:
+        """Blocking: reconcile with the files (or, ``full``, re-read and re-index them all)."""
+        future = self.watcher.run_on_worker(
+            lambda: self._reconcile(full=bool(full), reason="reindex"))
+        return future.result(timeout=WAIT_S)
+
+    def search_hits(self, query: str, limit: int, *,
+                    history: bool) -> tuple[list[dict[str, Any]], int]:
+        if self.store.closed:
+            return [], 0
+        return self.store.search(query, limit, history=history)
+
+    def changed_since(self, file_hashes: dict[str, str]) -> list[str]:
+        """Paths whose content now differs from the sha256 given (deleted files included).
+
+        The stored hash is trusted only while size and mtime still match the disk; otherwise
+        the file is hashed afresh, so a change the watcher has not processed yet still counts.
+        """
+        rels = {self._normalise(p): (p, h) for p, h in file_hashes.items()}
+        stored = self.store.fingerprints_for([r for r in rels if r]) if rels else {}
+        out = []
+        for rel, (given, digest) in rels.items():
+            if not rel:
+                continue
+            current = self._current_hash(rel, stored.get(rel))
+            if current != digest:
+                out.append(given)
+        return sorted(out)
+
+    # -- reconcile (worker thread) -------------------------------------------------------------------
+    def _reconcile(self, *, full: bool, reason: str) -> dict[str, Any]:
+        started = time.monotonic()
+        stored = self.store.fingerprints()
+        listed = self.rules.list_files()
+        seen: set[str] = set()
+        hashed = 0
+        futures: list[Future[ApplyResult]] = []
+        updates: list[FileUpdate] = []
+        for rel in listed:
+            if self._stopped:  # a partial scan must never be taken for the whole tree
+                raise _Stopped
+            st = self.rules.stat_file(rel)
+            if st is None:
+                continue
+            old = stored.get(rel)
+            if (not full and old is not None and old.size == st.size
+                    and old.mtime_ns == st.mtime_ns and not old.racy()):
+                seen.add(rel)
+                continue
+            update = self._read(rel)
+            hashed += 1
+            if update is None:
+                continue
+            seen.add(rel)
+            if (not full and old is not None and old.sha256 == update.sha256
+                    and old.mtime_ns == update.mtime_ns and old.size == update.size):
+                continue
+            updates.append(update)
+            if len(updates) >= JOB_FILES:
+                futures.append(self._submit_apply(updates, []))
+                updates = []
+        removed = sorted(p for p in stored if p not in seen)
+        # Always at least one job: it loads the policy state and flushes a pending index.
+        futures.append(self._submit_apply(updates, removed))
+        if full:
+            futures.append(self.submit(self._reindex_all_job))
+        result = ApplyResult()
+        for future in futures:
+            outcome = future.result(timeout=WAIT_S)
+            if isinstance(outcome, ApplyResult):
+                result.merge(outcome)
+            else:
+                result.restated.extend(outcome)
+        summary = {
+            "reason": reason,
+            "full": full,
+            "files_listed": len(listed),
+            "hashed": hashed,
+            "added": len(result.added),
+            "changed": len(result.changed),
+            "removed": len(result.removed),
+            "touched": len(result.touched),
+            "restated": len(set(result.restated)),
+            "seconds": round(time.monotonic() - started, 3),
+            "at": time.time(),
+        }
+        self.last_reconcile = summary
+        log.info("workspace_reconciled", **summary,
+                 added_paths=_head(result.added), changed_paths=_head(result.changed),
+                 removed_paths=_head(result.removed))
+        return {**summary, "added_paths": sorted(result.added),
+                "changed_paths": sorted(result.changed), "removed_paths": sorted(result.removed)}
+
+    def _reindex_all_job(self) -> list[str]:
+        return self.store.reindex_all()
+
+    def _submit_apply(self, updates: list[FileUpdate], removed: list[str]) -> Future[ApplyResult]:
+        store = self.store
+        return self.submit(lambda: store.apply(updates, removed))
+
+    # -- events (worker thread) -----------------------------------------------------------------------
+    def _on_batch(self, batch: Batch) -> None:
+        if self._stopped:
+            return
+        if batch.overflow or any(_is_ignore_file(p) for p in batch.files):
+            # Lost events, or the ignore rules themselves changed: only a reconcile is exact.
+            self._reconcile(full=False, reason="overflow" if batch.overflow else "ignore_rules")
+            return
+        candidates = set(batch.files)
+        for folder in batch.dirs:
+            candidates.update(self.store.paths_under(folder))
+            if (self.root / folder).is_dir():
+                candidates.update(self.rules.list_files(under=folder))
+        if not candidates:
+            return
+        ignored = self.rules.ignored(candidates)
+        stored = self.store.fingerprints_for(sorted(candidates))
+        updates: list[FileUpdate] = []
+        removed: list[str] = []
+        for rel in sorted(candidates):
+            update = None if rel in ignored else self._read(rel)
+            old = stored.get(rel)
+            if update is None:
+                if old is not None:
+                    removed.append(rel)  # deleted, moved away, now ignored, binary or too big
+                continue
+            if (old is not None and old.sha256 == update.sha256
+                    and old.mtime_ns == update.mtime_ns and old.size == update.size):
+                continue
+            updates.append(update)
+        if not updates and not removed:
+            return
+        result = self._submit_apply(updates, removed).result(timeout=WAIT_S)
+        log.debug("workspace_updated", added=_head(result.added), changed=_head(result.changed),
+                  removed=_head(result.removed), restated=_head(result.restated))
+
+    def _on_watcher_restart(self) -> None:
+        """Events may have been lost while a thread was down: reconcile on the worker."""
+        if not self._stopped:
+            self.watcher.run_on_worker(lambda: self._reconcile(full=False, reason="restart"))
+
+    # -- files ------------------------------------------------------------------------------------------
+    def _read(self, rel: str) -> FileUpdate | None:
+        read_at = time.time()
+        got = self.rules.read_file(rel)
+        if got is None:
+            return None
+        st, data = got
+        text = decode(data)
+        chunked = chunk_file(rel, text)
+        return FileUpdate(
+            path=rel, size=st.size, mtime_ns=st.mtime_ns,
+            sha256=hashlib.sha256(data).hexdigest(), chunks=chunked.chunks,
+            frontmatter=chunked.frontmatter,
+            policy_text=policy_text(rel, text, chunked.frontmatter), read_at=read_at,
+        )
+
+    def _normalise(self, name: str) -> str:
+        """A capture's path as a relative posix path under the root; "" when outside it."""
+        path = Path(name)
+        if path.is_absolute():
+            try:
+                path = path.relative_to(self.root)
+            except ValueError:
+                try:
+                    path = path.resolve().relative_to(self.root)
+                except (OSError, ValueError):
+                    return ""
+        norm = posixpath.normpath(path.as_posix())
+        return "" if norm in (".", "..") or norm.startswith("../") else norm
+
+    def _current_hash(self, rel: str, old: Fingerprint | None) -> str | None:
+        path = self.root / rel
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None  # deleted
+        if old is not None and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns \
+                and not old.racy():
+            return old.sha256
+        digest = hashlib.sha256()
+        try:
+            with open(path, "rb") as fh:
+                while block := fh.read(HASH_CHUNK):
+                    digest.update(block)
+        except OSError:
+            return None
+        return digest.hexdigest()
+
+
+class _Stopped(Exception):
+    """The workspace is stopping: abandon a reconcile before it submits a partial picture."""
+
+
+def _is_ignore_file(rel: str) -> bool:
+    return rel.rsplit("/", 1)[-1] == ".gitignore"
+
+
+def _head(items: list[str]) -> list[str]:
+    return sorted(items)[:LOG_PATHS]
