@@ -386,14 +386,41 @@ def list_(root: Path, limit: int, user_id: str | None, as_json: bool) -> None:
 @project_option
 @click.option("--full", is_flag=True, help="Re-read every file, not only changed ones.")
 def reindex(root: Path, full: bool) -> None:
-    """Bring the workspace index in step with the files."""
+    """Bring the workspace index in step with the files, with a progress bar."""
+    import threading
+
     from rich.progress import Progress
 
-    with Progress(transient=True) as progress:
+    call(root, "ping")  # start the daemon first if needed
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        with connection.Connection(root) as conn:
+            try:
+                outcome["result"] = conn.call("reindex", {"full": full}, timeout=3600)
+            except protocol.LintaidError as err:
+                outcome["error"] = err
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    with Progress(transient=True) as progress, connection.Connection(root) as conn:
         task = progress.add_task("re-indexing workspace", total=None)
-        result = call(root, "reindex", {"full": full}, timeout=600)
-        progress.update(task, completed=1, total=1)
-    click.echo(json.dumps(result) if isinstance(result, dict) else str(result))
+        while worker.is_alive():
+            worker.join(0.2)
+            try:
+                ws = conn.call("status", timeout=2.0).get("workspace") or {}
+            except protocol.LintaidError:
+                continue
+            state = ws.get("progress") or {}
+            if state.get("total"):
+                progress.update(task, total=state["total"], completed=state.get("done", 0))
+    if "error" in outcome:
+        err = outcome["error"]
+        fail(f"{getattr(err, 'code', 'error')}: {getattr(err, 'message', err)}")
+    result = outcome.get("result", {})
+    click.echo(f"workspace: {result.get('files_listed', 0)} files checked, "
+               f"{result.get('added', 0)} added, {result.get('changed', 0)} changed, "
+               f"{result.get('removed', 0)} removed in {result.get('seconds', 0)}s")
 
 
 # -- integrations ----------------------------------------------------------------------------

@@ -102,9 +102,9 @@ def test_restart_reindexes_exactly_what_changed_while_stopped(root: Path) -> Non
 
 def test_reindex_returns_counts(root: Path) -> None:
     with running_workspace(root) as run:
-        quick = run.ws.reindex()
+        quick = run.ws.reindex().result(60)
         assert (quick["added"], quick["changed"], quick["removed"]) == (0, 0, 0)
-        full = run.ws.reindex(full=True)
+        full = run.ws.reindex(full=True).result(60)
         assert full["full"] and full["hashed"] == 3
         assert run.paths("applewood") == {"docs/guide.md"}
 

@@ -46,6 +46,7 @@ class Workspace:
         self.store = WorkspaceStore(self.root)
         self.ready = threading.Event()
         self.last_reconcile: dict[str, Any] = {}
+        self.progress: dict[str, Any] = {"done": 0, "total": 0, "running": False}
         self.last_error: str | None = None
         self.watcher = Watcher(self.root, self._on_batch, on_restart=self._on_watcher_restart)
         self._stopped = False
@@ -96,16 +97,19 @@ class Workspace:
             "queue_depth": self.watcher.queue_depth,
             "batches": self.watcher.batches,
             "reindexed": dict(self.last_reconcile),
+            "progress": dict(self.progress),
             "git": self.rules.git,
             "max_file_bytes": self.rules.max_file_bytes,
             "error": self.last_error,
         }
 
-    def reindex(self, full: bool = False) -> dict[str, Any]:
-        """Blocking: reconcile with the files (or, ``full``, re-read and re-index them all)."""
-        future = self.watcher.run_on_worker(
+    def reindex(self, full: bool = False) -> Future[dict[str, Any]]:
+        """Reconcile with the files (or, ``full``, re-read and re-index them all).
+
+        Returns a future; ``status()["progress"]`` counts files as the scan goes.
+        """
+        return self.watcher.run_on_worker(
             lambda: self._reconcile(full=bool(full), reason="reindex"))
-        return future.result(timeout=WAIT_S)
 
     def search_hits(self, query: str, limit: int, *,
                     history: bool) -> tuple[list[dict[str, Any]], int]:
@@ -139,7 +143,9 @@ class Workspace:
         hashed = 0
         futures: list[Future[ApplyResult]] = []
         updates: list[FileUpdate] = []
+        self.progress = {"reason": reason, "done": 0, "total": len(listed), "running": True}
         for rel in listed:
+            self.progress["done"] += 1
             if self._stopped:  # a partial scan must never be taken for the whole tree
                 raise _Stopped
             st = self.rules.stat_file(rel)
@@ -188,6 +194,7 @@ class Workspace:
             "at": time.time(),
         }
         self.last_reconcile = summary
+        self.progress = {**self.progress, "running": False}
         log.info("workspace_reconciled", **summary,
                  added_paths=_head(result.added), changed_paths=_head(result.changed),
                  removed_paths=_head(result.removed))
