@@ -228,6 +228,7 @@ class Watcher:
                 observer.schedule(self._handler, str(self.root), recursive=True,
                                   event_filter=EVENT_TYPES)
                 observer.start()
+                _check_all_watched(self.root)
                 return observer
             except OSError as err:
                 _stop_observer(observer, 5.0)
@@ -325,6 +326,36 @@ class Watcher:
             self.restarts += 1
             if self.on_restart is not None:
                 self.on_restart()
+
+
+def _inotify_watch_count() -> int | None:
+    """Watches this process holds, from the kernel's own accounting (None off Linux)."""
+    total = 0
+    try:
+        fds = os.listdir("/proc/self/fdinfo")
+    except OSError:
+        return None
+    for fd in fds:
+        try:
+            with open(f"/proc/self/fdinfo/{fd}") as fh:
+                total += sum(1 for line in fh if line.startswith("inotify wd:"))
+        except OSError:
+            continue
+    return total
+
+
+def _check_all_watched(root: Path) -> None:
+    """Raise ENOSPC when some folder got no watch.
+
+    watchdog swallows a failed watch on a subfolder (only the root's failure is raised), so a
+    watch limit reached halfway would leave folders silently unwatched: count instead.
+    """
+    held = _inotify_watch_count()
+    if held is None:
+        return
+    folders = sum(1 for _ in os.walk(root))
+    if held < folders:
+        raise OSError(errno.ENOSPC, f"inotify watch limit reached ({held} of {folders} folders)")
 
 
 def _run_call(call: _Call) -> None:
