@@ -127,7 +127,7 @@ def op_add(d: Daemon, args: dict[str, Any]) -> Future[dict[str, Any]]:
 
     def job() -> dict[str, Any]:
         rid, event = d.store.put(record, actor)
-        return {"id": rid, "event": event}
+        return {"id": rid, "event": event, "memory": record.content}
 
     return d.writer.submit(job)
 

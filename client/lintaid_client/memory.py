@@ -1,0 +1,370 @@
+"""``Memory``: the mem0-shaped Python API over a project's lintaid daemon.
+
+>>> m = Memory("/path/to/project")                      # doctest: +SKIP
+>>> m.add("We deploy with Helm, not kustomize.")        # doctest: +SKIP
+{'results': [{'id': 'm…', 'memory': 'We deploy with Helm, not kustomize.', 'event': 'ADD'}]}
+>>> m.search("how do we deploy?")["results"][0]["status"]  # doctest: +SKIP
+'current'
+
+Every call is one request to the daemon (protocol v1 over ZeroMQ); the daemon does the work,
+so several ``Memory`` objects, processes and agents can share one project safely. Errors are
+the protocol's typed exceptions (``NotFound``, ``BadRequest``, ``DaemonUnavailable``, ...);
+arguments the client can check itself raise ``ValueError`` / ``TypeError`` before anything is
+sent.
+
+Thread safety: a ``Memory`` may be shared between threads; each thread gets its own
+connection (a ZeroMQ socket must never be used by two threads).
+
+Imports only the standard library, pyzmq and msgpack.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from . import connection, paths, protocol
+
+__all__ = ["Memory", "to_epoch"]
+
+STORES = ("memory", "workspace", "all")
+SEARCH_FILTER_KEYS = frozenset({"store", "user_id", "history", "as_of"})
+
+TimeLike = float | int | str | _dt.datetime | _dt.date
+
+
+def to_epoch(value: TimeLike | None, *, name: str = "time") -> float | None:
+    """Return ``value`` as epoch seconds (``None`` stays ``None``).
+
+    Accepts epoch seconds (int or float), a ``datetime`` (naive means local time, as
+    ``datetime.timestamp`` has it), a ``date`` (local midnight), or a string holding either
+    epoch seconds or an ISO 8601 date/time (``2026-01-31``, ``2026-01-31T09:00:00Z``).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a datetime, a date, epoch seconds or an ISO 8601 string")
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, _dt.datetime):
+        return value.timestamp()
+    if isinstance(value, _dt.date):
+        return _dt.datetime.combine(value, _dt.time()).timestamp()
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return float(text)
+        except ValueError:
+            pass
+        iso = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
+        try:
+            return _dt.datetime.fromisoformat(iso).timestamp()
+        except ValueError:
+            raise ValueError(
+                f"{name} {value!r} is neither epoch seconds nor an ISO 8601 date/time"
+            ) from None
+    raise TypeError(f"{name} must be a datetime, a date, epoch seconds or an ISO 8601 string")
+
+
+def _message_text(message: Any) -> str:
+    """One message as a line: ``"role: content"`` (or just the content without a role)."""
+    if isinstance(message, str):
+        return message
+    if not isinstance(message, Mapping):
+        raise TypeError("a message must be a string or a {'role', 'content'} mapping")
+    content = message.get("content")
+    if isinstance(content, list):  # OpenAI-style content parts: keep the text ones
+        content = "\n".join(
+            str(part.get("text", "")) if isinstance(part, Mapping) else str(part)
+            for part in content
+        )
+    if content is None:
+        raise ValueError("a message needs a 'content'")
+    if not isinstance(content, str):
+        raise TypeError("a message's 'content' must be a string")
+    role = message.get("role")
+    return f"{role}: {content}" if role else content
+
+
+def messages_to_text(messages: str | Mapping[str, Any] | Iterable[Any]) -> str:
+    """Turn a string, one message or a list of messages into the text to store."""
+    if isinstance(messages, str):
+        text = messages
+    elif isinstance(messages, Mapping):
+        text = _message_text(messages)
+    elif isinstance(messages, Iterable):
+        text = "\n".join(_message_text(m) for m in messages if m is not None)
+    else:
+        raise TypeError("messages must be a string, a message mapping or a list of messages")
+    if not text.strip():
+        raise ValueError("nothing to store: the text is empty")
+    return text
+
+
+class Memory:
+    """mem0-shaped access to one project's memory, through its lintaid daemon.
+
+    ``project``: the project root (default: found from the working directory, honouring
+    ``LINTAID_PROJECT``). ``user_id``: the default user for every call (``None`` or empty means
+    the local user). ``timeout``: seconds to wait for each answer. ``autostart``: start the
+    daemon (detached) on first use and once more if it has gone away. ``actor`` and ``source``
+    label writes in the audit log and the record's provenance (the daemon's default is
+    ``"api"``).
+    """
+
+    def __init__(
+        self,
+        project: str | os.PathLike[str] | None = None,
+        *,
+        user_id: str | None = None,
+        timeout: float = 10.0,
+        autostart: bool = True,
+        actor: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        if project is None:
+            self.root = paths.find_project_root()
+        else:
+            self.root = Path(project).expanduser().resolve()
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
+        self.user_id = user_id
+        self.timeout = float(timeout)
+        self.autostart = autostart
+        self.actor = actor
+        self.source = source
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._connections: list[connection.Connection] = []
+        self._started = False
+
+    def __repr__(self) -> str:
+        return f"Memory({str(self.root)!r}, user_id={self.user_id!r})"
+
+    # -- plumbing --------------------------------------------------------------------------
+    def _connection(self) -> connection.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connection.Connection(self.root)
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    def _start(self, *, again: bool = False) -> None:
+        """Make sure a daemon answers: once on first use, and again after it went away."""
+        if not self.autostart:
+            return
+        with self._lock:
+            if self._started and not again:
+                return
+            connection.ensure_daemon(self.root)
+            self._started = True
+
+    def _call(self, op: str, args: dict[str, Any] | None = None) -> Any:
+        args = {k: v for k, v in (args or {}).items() if v is not None}
+        self._start()
+        conn = self._connection()
+        try:
+            return conn.call(op, args, timeout=self.timeout)
+        except protocol.DaemonUnavailable:
+            # Nothing was sent (no peer was bound), so retrying cannot double a write.
+            if not self.autostart:
+                raise
+            self._start(again=True)
+            return conn.call(op, args, timeout=self.timeout)
+
+    def _user(self, user_id: str | None) -> str | None:
+        return self.user_id if user_id is None else user_id
+
+    def _writer(self, args: dict[str, Any], *, with_source: bool = False) -> dict[str, Any]:
+        if self.actor is not None:
+            args["actor"] = self.actor
+        if with_source and self.source is not None:
+            args["source"] = self.source
+        return args
+
+    def close(self) -> None:
+        """Close every thread's connection. Call it only when no call is in flight."""
+        with self._lock:
+            conns, self._connections = self._connections, []
+        for conn in conns:
+            conn.close()
+        self._local = threading.local()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the API ---------------------------------------------------------------------------
+    def add(
+        self,
+        messages: str | Mapping[str, Any] | Iterable[Any],
+        user_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        expires_at: TimeLike | None = None,
+        supersedes: str | None = None,
+        *,
+        valid_at: TimeLike | None = None,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Store a text, or a list of ``{role, content}`` messages (one ``role: content`` line
+        each). Returns ``{"results": [{"id", "memory", "event"}]}`` where event is ``ADD``,
+        ``NONE`` (the same record already exists) or ``FORGOTTEN`` (it was forgotten before and
+        stays so). ``supersedes`` retires an existing record of the same user."""
+        text = messages_to_text(messages)
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise TypeError("metadata must be a mapping")
+        result = self._call("add", self._writer({
+            "content": text,
+            "user_id": self._user(user_id),
+            "metadata": dict(metadata) if metadata else None,
+            "expires_at": to_epoch(expires_at, name="expires_at"),
+            "valid_at": to_epoch(valid_at, name="valid_at"),
+            "supersedes": supersedes,
+            "session_id": session_id,
+        }, with_source=True))
+        return {"results": [{
+            "id": result["id"],
+            "memory": result.get("memory", text),
+            "event": result["event"],
+        }]}
+
+    def search(
+        self,
+        query: str,
+        user_id: str | None = None,
+        top_k: int = 5,
+        filters: Mapping[str, Any] | None = None,
+        history: bool = False,
+        as_of: TimeLike | None = None,
+        store: str = "all",
+    ) -> dict[str, Any]:
+        """Search the current state: ``{"results": [hit, ...], "hidden": n, "history": bool}``.
+
+        ``hidden`` counts matching records the policy kept out (superseded, expired).
+        ``history=True`` or an ``as_of`` time also returns superseded records, labelled
+        ``historical``. ``filters`` may hold ``store``, ``user_id``, ``history`` and ``as_of``
+        (the same as the keyword arguments; a conflicting pair is an error, as is any other key).
+        """
+        if not isinstance(query, str):
+            raise TypeError("query must be a string")
+        if filters:
+            if not isinstance(filters, Mapping):
+                raise TypeError("filters must be a mapping")
+            unknown = sorted(set(filters) - SEARCH_FILTER_KEYS)
+            if unknown:
+                raise ValueError(
+                    f"unsupported search filter(s) {', '.join(map(repr, unknown))}; "
+                    f"supported: {', '.join(sorted(SEARCH_FILTER_KEYS))}"
+                )
+            store = _merge("store", store, "all", filters)
+            user_id = _merge("user_id", user_id, None, filters)
+            history = _merge("history", history, False, filters)
+            as_of = _merge("as_of", as_of, None, filters)
+        if store not in STORES:
+            raise ValueError(f"store must be one of {', '.join(STORES)}, not {store!r}")
+        result = self._call("search", {
+            "query": query,
+            "user_id": self._user(user_id),
+            "top_k": top_k,
+            "history": bool(history),
+            "as_of": to_epoch(as_of, name="as_of"),
+            "store": store,
+        })
+        return {
+            "results": list(result.get("results", [])),
+            "hidden": int(result.get("hidden", 0)),
+            "history": bool(result.get("history", False)),
+        }
+
+    def get(self, memory_id: str, user_id: str | None = None) -> dict[str, Any]:
+        """One record with status, claims, relations and provenance; ``NotFound`` if it is
+        not this user's or was forgotten."""
+        return self._call("get", {"id": memory_id, "user_id": self._user(user_id)})
+
+    def get_all(self, user_id: str | None = None, limit: int = 100, *,
+                offset: int = 0) -> dict[str, Any]:
+        """The user's visible records, newest first: ``{"results": [...]}``."""
+        result = self._call("list", {"user_id": self._user(user_id), "limit": limit,
+                                     "offset": offset})
+        return {"results": list(result.get("results", []))}
+
+    def update(self, memory_id: str, data: str, user_id: str | None = None, *,
+               metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Replace a record's text (and merge ``metadata``): ``{"id", "event": "UPDATE"}``."""
+        if not isinstance(data, str):
+            raise TypeError("data must be a string")
+        return self._call("update", self._writer({
+            "id": memory_id,
+            "content": data,
+            "user_id": self._user(user_id),
+            "metadata": dict(metadata) if metadata else None,
+        }))
+
+    def delete(self, memory_id: str, user_id: str | None = None, *,
+               reason: str | None = None) -> dict[str, Any]:
+        """Forget a record (tombstoned: the same text captured again stays forgotten)."""
+        return self._call("forget", self._writer({
+            "id": memory_id, "reason": reason, "user_id": self._user(user_id),
+        }))
+
+    def supersede(
+        self,
+        old_id: str,
+        new: str | Mapping[str, Any] | Iterable[Any] | None = None,
+        *,
+        new_id: str | None = None,
+        user_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Retire ``old_id`` in favour of new text ``new`` or an existing record ``new_id``.
+        Returns ``{"old_id", "new_id", ...}``."""
+        if (new is None) == (new_id is None):
+            raise ValueError("give exactly one of new (text) or new_id (an existing record)")
+        args: dict[str, Any] = {"old_id": old_id, "user_id": self._user(user_id)}
+        if new_id is not None:
+            args["new_id"] = new_id
+        else:
+            args["content"] = messages_to_text(new)  # type: ignore[arg-type]
+            args["metadata"] = dict(metadata) if metadata else None
+        return self._call("supersede", self._writer(args, with_source=new is not None))
+
+    def expire(self, memory_id: str, at: TimeLike | None = None,
+               user_id: str | None = None) -> dict[str, Any]:
+        """Mark a record as no longer true from ``at`` (default: now)."""
+        return self._call("expire", self._writer({
+            "id": memory_id, "at": to_epoch(at, name="at"), "user_id": self._user(user_id),
+        }))
+
+    def history(self, memory_id: str, user_id: str | None = None) -> list[dict[str, Any]]:
+        """The record's audit trail in mem0's shape: ``[{id, memory_id, event, old_memory,
+        new_memory, actor, created_at, detail}, ...]``, oldest first."""
+        result = self._call("history", {"id": memory_id, "user_id": self._user(user_id)})
+        return list(result.get("results", []))
+
+    def status(self) -> dict[str, Any]:
+        """The daemon's status: pid, uptime, counts, queue depths, versions."""
+        return self._call("status")
+
+    def ping(self) -> dict[str, Any]:
+        return self._call("ping")
+
+
+_UNSET = object()
+
+
+def _merge(key: str, given: Any, default: Any, filters: Mapping[str, Any]) -> Any:
+    """Combine a keyword argument with the same key in ``filters``; refuse a contradiction."""
+    value = filters.get(key, _UNSET)
+    if value is _UNSET:
+        return given
+    if given != default and given != value:
+        raise ValueError(f"{key!r} given both as an argument ({given!r}) and a filter ({value!r})")
+    return value
