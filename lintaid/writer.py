@@ -131,11 +131,13 @@ class Writer:
             else:
                 future.set_exception(value)
         try:
-            self.store.flush_index()
             for flush in self._after_commit:
                 flush()
-        except Exception as err:  # the rows are durable; pending_index replays at next start
+        except Exception as err:  # the rows are durable; pending rows replay at next start
             log.error("index_flush_failed", error=str(err))
+        self.store.request_index(lambda: self._mark_indexed(generation))
+
+    def _mark_indexed(self, generation: int) -> None:
         with self._visible:
-            self._indexed = generation
+            self._indexed = max(self._indexed, generation)
             self._visible.notify_all()

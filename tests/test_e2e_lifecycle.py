@@ -30,6 +30,7 @@ def test_sigterm_finishes_in_flight_writes_and_exits_cleanly(project: Path) -> N
         for i in range(300):  # pipelined: many writes in flight when the signal lands
             sock.send(protocol.pack(protocol.request(
                 "add", {"content": f"fact number {i} about the frobnicator"}, f"r{i}")))
+        assert sock.poll(10_000)  # the first write is through; most are still in flight
         proc.send_signal(signal.SIGTERM)
         while sock.poll(3000):
             reply = protocol.unpack(sock.recv())

@@ -2,29 +2,36 @@
 
 Threading: mutating methods run on the writer thread only (inside ``Writer`` batches); read
 methods may run on any thread and use a per-thread read connection (WAL lets them run beside
-the writer).
+the writer). The index is derived, so it is brought in step by the store's own indexer thread
+after each commit: a Tantivy commit costs tens of milliseconds, and the writer need not wait
+for it before taking the next batch. The indexer reads committed rows only, and touches the
+index only; the writer clears the ``pending_index`` rows it reports done.
 """
 
 from __future__ import annotations
 
 import json
+import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import structlog
 import tantivy
 
 from lintaid.capture.record import NewRecord, content_fingerprint, normalize_user
 from lintaid_client import paths
 
+from .derived import rebuild, refresh
 from .index import I64_MAX, TantivyIndex
-from .schema import MEMORY_SCHEMA
+from .schema import DERIVED_TABLES, MEMORY_SCHEMA, SCHEMA_VERSION
 
 INDEX_VERSION = 1
+log = structlog.get_logger("lintaid.store")
 HIDDEN_STATUSES = ("superseded",)
 
 
@@ -68,16 +75,43 @@ class MemoryStore:
         paths.ensure_state_dir(root)
         self.db_path = paths.memory_db_path(root)
         self._write = _connect(self.db_path)
-        self._write.executescript(MEMORY_SCHEMA)
+        rederive = self._migrate()
         self._local = threading.local()
-        self._dirty: set[str] = set()
+        self._changed: set[str] = set()  # records written by the batch in progress
+        self._seq = self._write.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM pending_index").fetchone()[0]
+        self._indexed: dict[str, int] = {}  # (record, seq) in the index, rows not yet cleared
+        self._indexed_lock = threading.Lock()
+        self._index_requests: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self.index = TantivyIndex(paths.index_dir(root, "memory"), _memory_schema, INDEX_VERSION)
         if self.index.rebuilt:
             self._write.execute(
-                "INSERT OR IGNORE INTO pending_index SELECT id FROM records"
+                "INSERT OR IGNORE INTO pending_index(record_id, seq) SELECT id, 0 FROM records"
                 " WHERE forgotten_at IS NULL"
             )
-        self.flush_index()
+        if rederive:
+            with self.transaction():
+                rebuild(self._write, self.mark_dirty)
+        self._index_pending(self._write)  # replay what a crash left behind, before serving
+        self._clear_indexed()
+        self._indexer = threading.Thread(target=self._index_loop, name="lintaid-indexer",
+                                         daemon=True)
+        self._indexer.start()
+
+    def _migrate(self) -> bool:
+        """Create the schema; drop derived tables of an older shape. True: derive them again."""
+        db = self._write
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        fresh = db.execute("SELECT name FROM sqlite_master WHERE name = 'records'").fetchone()
+        stale = fresh is not None and (row is None or int(row[0]) < SCHEMA_VERSION)
+        if stale:
+            for table in DERIVED_TABLES:
+                db.execute(f"DROP TABLE IF EXISTS {table}")
+        db.executescript(MEMORY_SCHEMA)
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+                   (str(SCHEMA_VERSION),))
+        return stale
 
     # -- connections ---------------------------------------------------------------------
     def _read(self) -> sqlite3.Connection:
@@ -96,39 +130,57 @@ class MemoryStore:
     def transaction(self) -> Iterator[None]:
         self._write.execute("BEGIN IMMEDIATE")
         try:
+            self._clear_indexed()
             yield
         except BaseException:
             self._write.execute("ROLLBACK")
-            self._dirty.clear()
+            self._changed.clear()
             raise
         self._write.execute("COMMIT")
+        self._changed.clear()
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
         """One job inside a batch: its failure undoes only its own changes."""
         self._write.execute("SAVEPOINT job")
-        dirty_before = set(self._dirty)
+        changed_before = set(self._changed)
         try:
             yield
         except BaseException:
             self._write.execute("ROLLBACK TO job")
             self._write.execute("RELEASE job")
-            self._dirty = dirty_before
+            self._changed = changed_before
             raise
         self._write.execute("RELEASE job")
 
     def close(self) -> None:
+        """Stop the indexer after a last pass (the writer has stopped), then close."""
+        if self._indexer.is_alive():
+            self._index_requests.put(None)
+            self._indexer.join(60)
+        self._clear_indexed()
         self.index.close()
         self._write.close()
 
     # -- writes (writer thread) ----------------------------------------------------------
     def mark_dirty(self, record_ids: Iterable[str]) -> None:
+        """Note records whose derived state or index entry must be brought in step."""
         ids = [i for i in record_ids if i]
         if ids:
-            self._dirty.update(ids)
+            self._changed.update(ids)
+            self._seq += 1
             self._write.executemany(
-                "INSERT OR IGNORE INTO pending_index(record_id) VALUES (?)", [(i,) for i in ids]
+                "INSERT OR REPLACE INTO pending_index(record_id, seq) VALUES (?, ?)",
+                [(i, self._seq) for i in ids],
             )
+
+    def _clear_indexed(self) -> None:
+        """Drop the pending rows the indexer has made durable (unless marked again since)."""
+        with self._indexed_lock:
+            done, self._indexed = list(self._indexed.items()), {}
+        if done:
+            self._write.executemany(
+                "DELETE FROM pending_index WHERE record_id = ? AND seq = ?", done)
 
     def audit(self, actor: str, op: str, target: str, user_id: str, before: str | None,
               after: str | None, detail: dict[str, Any] | None = None) -> None:
@@ -236,23 +288,51 @@ class MemoryStore:
 
     def refresh_derived(self) -> None:
         """Recompute claims, relations and statuses touched by this batch (inside its transaction)."""
-        if self._dirty:
-            from .derived import refresh
-
-            refresh(self._write, set(self._dirty), self.mark_dirty)
+        if self._changed:
+            refresh(self._write, set(self._changed), self.mark_dirty)
 
     # -- index (writer thread) -------------------------------------------------------------
-    def flush_index(self) -> int:
+    def request_index(self, on_indexed: Callable[[], None]) -> None:
+        """After a commit: have the indexer catch up, then call ``on_indexed`` (any thread)."""
+        self._index_requests.put(on_indexed)
+
+    def _index_loop(self) -> None:
+        while True:
+            item = self._index_requests.get()
+            callbacks = [] if item is None else [item]
+            stop = item is None
+            while True:  # everything committed so far is caught up by one pass
+                try:
+                    more = self._index_requests.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    stop = True
+                else:
+                    callbacks.append(more)
+            try:
+                self._index_pending(self._read())
+            except Exception as err:  # rows stay pending; the next pass or start retries
+                log.error("index_update_failed", error=str(err))
+            for callback in callbacks:
+                callback()
+            if stop:
+                return
+
+    def _index_pending(self, conn: sqlite3.Connection) -> int:
         """Bring the index in step with every pending record; return how many were written."""
-        pending = [r[0] for r in self._write.execute("SELECT record_id FROM pending_index")]
+        with self._indexed_lock:
+            already = dict(self._indexed)
+        pending = [(r[0], r[1]) for r in conn.execute("SELECT record_id, seq FROM pending_index")
+                   if already.get(r[0]) != r[1]]
         if not pending:
-            self._dirty.clear()
             return 0
         docs: list[tuple[str, dict[str, Any] | None]] = []
-        for chunk in _chunks(pending, 500):
+        ids = [rid for rid, _ in pending]
+        for chunk in _chunks(ids, 500):
             marks = ",".join("?" * len(chunk))
             rows = {
-                r["id"]: r for r in self._write.execute(
+                r["id"]: r for r in conn.execute(
                     "SELECT r.id, r.content, r.user_id, r.kind, r.created_at, r.expires_at,"
                     " r.forgotten_at, COALESCE(s.status, 'current') AS status"
                     f" FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
@@ -271,10 +351,8 @@ class MemoryStore:
                 }))
         self.index.replace("id", docs)
         self.index.commit()
-        self._write.executemany(
-            "DELETE FROM pending_index WHERE record_id = ?", [(p,) for p in pending]
-        )
-        self._dirty.clear()
+        with self._indexed_lock:
+            self._indexed.update(pending)
         return len(pending)
 
     # -- reads (any thread) ----------------------------------------------------------------
@@ -387,7 +465,9 @@ class MemoryStore:
             "SELECT s.status, COUNT(*) FROM record_state s JOIN records r ON r.id = s.record_id"
             " WHERE r.forgotten_at IS NULL GROUP BY s.status"
         ).fetchall())
-        pending = conn.execute("SELECT COUNT(*) FROM pending_index").fetchone()[0]
+        with self._indexed_lock:
+            done = len(self._indexed)
+        pending = max(0, conn.execute("SELECT COUNT(*) FROM pending_index").fetchone()[0] - done)
         claims = conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
         return {
             "records": row["total"] or 0,

@@ -109,11 +109,15 @@ CREATE TABLE IF NOT EXISTS tombstones (
     PRIMARY KEY (fingerprint, user_id)
 );
 
--- Records whose index entry must be rewritten; filled in the same transaction as the change,
--- emptied once the index commit is durable, replayed at start after a crash.
-CREATE TABLE IF NOT EXISTS pending_index (record_id TEXT PRIMARY KEY);
+-- Records whose index entry must be rewritten; filled in the same transaction as the change
+-- (seq grows with every mark), emptied once the index commit holding that seq is durable,
+-- replayed at start after a crash.
+CREATE TABLE IF NOT EXISTS pending_index (record_id TEXT PRIMARY KEY, seq INTEGER NOT NULL);
 
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""Bumped when a derived table changes shape: those tables are dropped and derived again."""
+
+DERIVED_TABLES = ("claims", "relations", "claim_state", "record_state", "pending_index")
