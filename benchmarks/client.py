@@ -8,9 +8,10 @@ Starts a daemon (``LINTAID_NO_WATCH=1``: memory only) in a temporary project, gr
 size through ``Memory.add`` (the API path, nothing bulk-loaded behind its back), and prints
 figures. No assertions on timing.
 
-"Batched" adds are concurrent: ``--threads`` threads, each with its own ``Memory``, each
-waiting for its acknowledgement before sending the next; the daemon's single writer commits
-whatever is queued in one transaction (and one index commit), so the cost of a commit is shared.
+Adds are timed three ways: one caller, one add per round trip; ``--threads`` concurrent
+callers, each with its own ``Memory`` (the single writer commits whatever is queued in one
+transaction, so a commit's cost is shared); and batched, ``Memory.add_many`` of ``--batch``
+records per round trip and transaction, which also grows the store to each size.
 """
 
 from __future__ import annotations
@@ -119,6 +120,16 @@ def add_concurrent(root: Path, corpus: Corpus, count: int, threads: int) -> floa
     return time.perf_counter() - started
 
 
+def add_batched(root: Path, corpus: Corpus, count: int, batch: int) -> float:
+    with Memory(root, autostart=False, timeout=120) as mem:
+        started = time.perf_counter()
+        while count > 0:
+            n = min(batch, count)
+            mem.add_many([corpus.text() for _ in range(n)])
+            count -= n
+        return time.perf_counter() - started
+
+
 def measure_reads(root: Path, corpus: Corpus, queries: int, top_k: int) -> dict[str, list[float]]:
     rnd = random.Random(5)
     out: dict[str, list[float]] = {"search": [], "get": [], "ping": []}
@@ -156,6 +167,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000",
                         help="record counts to measure at, ascending (default 10000,100000)")
     parser.add_argument("--threads", type=int, default=32, help="concurrent adders")
+    parser.add_argument("--batch", type=int, default=500, help="records per add_many call")
+    parser.add_argument("--concurrent", type=int, default=3000,
+                        help="how many adds to time from concurrent callers (default 3000)")
     parser.add_argument("--single", type=int, default=1000,
                         help="how many adds to time one at a time (default 1000)")
     parser.add_argument("--queries", type=int, default=1000, help="searches per size")
@@ -188,12 +202,16 @@ def main() -> None:
         elapsed = add_single(root, corpus, single_n)
         print(f"adds, one caller:            {single_n / elapsed:8.0f} adds/s "
               f"({elapsed / single_n * 1000:.2f} ms per acknowledged add, n={single_n})")
-        done = single_n
+        concurrent_n = min(args.concurrent, sizes[0] - single_n)
+        elapsed = add_concurrent(root, corpus, concurrent_n, args.threads)
+        print(f"adds, {args.threads} concurrent callers: {concurrent_n / elapsed:8.0f} adds/s "
+              f"(n={concurrent_n})")
+        done = single_n + concurrent_n
         for size in sizes:
             todo = size - done
             if todo > 0:
-                elapsed = add_concurrent(root, corpus, todo, args.threads)
-                print(f"adds, {args.threads} concurrent callers: {todo / elapsed:8.0f} adds/s "
+                elapsed = add_batched(root, corpus, todo, args.batch)
+                print(f"adds, batched (add_many of {args.batch}): {todo / elapsed:8.0f} adds/s "
                       f"({todo} adds to reach {size:,} in {elapsed:.1f} s)")
                 done = size
             reads = measure_reads(root, corpus, args.queries, args.top_k)

@@ -106,28 +106,52 @@ def op_hook(d: Daemon, args: dict[str, Any]) -> Any:
     return d.hooks.handle(provider, event, payload)
 
 
-def op_add(d: Daemon, args: dict[str, Any]) -> Future[dict[str, Any]]:
-    content = _content(args)
-    metadata = args.get("metadata") or {}
+MAX_BATCH = 1000
+
+
+def _note(args: dict[str, Any], defaults: dict[str, Any]) -> NewRecord:
+    """One API record from its args; ``defaults`` fills what an item of a batch leaves out."""
+    merged = {**defaults, **args}
+    metadata = merged.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise OpError(protocol.BAD_REQUEST, "'metadata' must be a map")
-    record = NewRecord(
-        content=content,
+    return NewRecord(
+        content=_content(merged),
         kind="note",
-        source=_str(args, "source", default="api") or "api",
-        user_id=_user(args),
-        session_id=_str(args, "session_id"),
+        source=_str(merged, "source", default="api") or "api",
+        user_id=_user(merged),
+        session_id=_str(merged, "session_id"),
         metadata=metadata,
-        created_at=_time(args, "created_at") or time.time(),
-        valid_at=_time(args, "valid_at"),
-        expires_at=_time(args, "expires_at"),
-        supersedes=_str(args, "supersedes"),
+        created_at=_time(merged, "created_at") or time.time(),
+        valid_at=_time(merged, "valid_at"),
+        expires_at=_time(merged, "expires_at"),
+        supersedes=_str(merged, "supersedes"),
     )
+
+
+def op_add(d: Daemon, args: dict[str, Any]) -> Future[dict[str, Any]]:
+    """Add one record (``content``), or up to 1,000 (``items``) in one transaction.
+
+    Items inherit the request's user_id, source and session_id unless they set their own.
+    """
+    items = args.get("items")
+    if items is None:
+        records = [_note(args, {})]
+    else:
+        if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
+            raise OpError(protocol.BAD_REQUEST, f"'items' must be a list of 1 to {MAX_BATCH}")
+        if not all(isinstance(item, dict) for item in items):
+            raise OpError(protocol.BAD_REQUEST, "every item must be a map")
+        shared = {k: args[k] for k in ("user_id", "source", "session_id") if k in args}
+        records = [_note(item, shared) for item in items]
     actor = _actor(args)
 
     def job() -> dict[str, Any]:
-        rid, event = d.store.put(record, actor)
-        return {"id": rid, "event": event, "memory": record.content}
+        out = []
+        for record in records:
+            rid, event = d.store.put(record, actor)
+            out.append({"id": rid, "event": event, "memory": record.content})
+        return out[0] if items is None else {"results": out}
 
     return d.writer.submit(job)
 

@@ -20,6 +20,7 @@ from .store.index import boolean
 from .store.memory import MemoryStore
 
 MAX_TOP_K = 100
+CLAIM_BOOST = {"claims": 2.0}
 STORES = ("memory", "workspace", "all")
 
 
@@ -85,11 +86,18 @@ def search(ctx: Searcher, req: SearchRequest) -> dict[str, Any]:
 def _search_memory(ctx: Searcher, req: SearchRequest, text: str,
                    history: bool) -> tuple[list[dict[str, Any]], int]:
     index = ctx.memory.index
-    text_query = index.text_query(text, ["content"])
-    if text_query is None:
+    # Outside history mode only what a record still says can match (retired claims are cut
+    # out of the ``content`` field), so a stale statement never wins a current query.
+    if history:
+        text_query = index.text_query(text, ["content_all"])
+    else:
+        text_query = index.text_query(text, ["content", "claims"], CLAIM_BOOST)
+    all_text = index.text_query(text, ["content_all"])
+    if text_query is None or all_text is None:
         return [], 0
     now = int(req.now if req.now is not None else time.time())
-    base = [("must", text_query), ("must", index.term("user_id", normalize_user(req.user_id)))]
+    owner = [("must", index.term("user_id", normalize_user(req.user_id)))]
+    base = [("must", text_query), *owner]
     if req.kinds:
         base.append(("must", index.term_set("kind", list(req.kinds))))
     for kind in req.exclude_kinds:
@@ -103,7 +111,8 @@ def _search_memory(ctx: Searcher, req: SearchRequest, text: str,
         policy.append(("not", index.term("status", "superseded")))
     searcher = index.searcher()
     result = searcher.search(boolean(base + policy), limit=req.top_k, count=True)
-    hidden = searcher.search(boolean(base), limit=1, count=True).count - result.count
+    everything = [("must", all_text), *owner, *base[2:]]
+    hidden = searcher.search(boolean(everything), limit=1, count=True).count - result.count
     scored = [(searcher.doc(addr).get_first("id"), score) for score, addr in result.hits]
     ids = [rid for rid, _ in scored]
     hits = hydrate(ctx, ids, history=history, as_of=req.as_of)

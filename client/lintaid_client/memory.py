@@ -236,6 +236,29 @@ class Memory:
             "event": result["event"],
         }]}
 
+    def add_many(self, texts: Iterable[str | Mapping[str, Any]], user_id: str | None = None,
+                 ) -> dict[str, Any]:
+        """Store many records in one round trip and one transaction (1,000 at most).
+
+        Each entry is a text, or a mapping with ``content`` and optionally ``metadata``,
+        ``expires_at``, ``valid_at``, ``supersedes``. Returns ``{"results": [...]}`` as ``add``.
+        """
+        items = []
+        for entry in texts:
+            if isinstance(entry, str):
+                items.append({"content": entry})
+            elif isinstance(entry, Mapping):
+                item = dict(entry)
+                for key in ("expires_at", "valid_at"):
+                    if item.get(key) is not None:
+                        item[key] = to_epoch(item[key], name=key)
+                items.append(item)
+            else:
+                raise TypeError("each entry must be a text or a mapping with 'content'")
+        result = self._call("add", self._writer({"items": items, "user_id": self._user(user_id)},
+                                                with_source=True))
+        return {"results": result["results"]}
+
     def search(
         self,
         query: str,

@@ -139,6 +139,7 @@ def refresh(db: sqlite3.Connection, changed: set[str],
         return
     touched: set[ChainKey] = set()
     restate: set[str] = set(changed)
+    reindex: set[str] = set()
 
     # 1. Re-extract the changed records' claims; remember the chains they leave and join.
     old_claims = _claims_of(db, changed)
@@ -203,6 +204,14 @@ def refresh(db: sqlite3.Connection, changed: set[str],
             f" ({','.join('?' * len(ids))}) OR target_claim IN ({','.join('?' * len(ids))}))",
             ids + ids)] if ids else []
         states = claim_statuses([*explicit, *relations])
+        before = dict(db.execute(
+            f"SELECT claim_id, status FROM claim_state WHERE claim_id IN"
+            f" ({','.join('?' * len(ids))})", ids).fetchall()) if ids else {}
+        # A record whose claims changed status must be re-indexed: its indexed text omits
+        # its superseded claims.
+        reindex.update(c.record_id for c in members
+                       if before.get(c.claim_id, "current")
+                       != states.get(c.claim_id, ClaimState()).status)
         db.executemany(
             "INSERT OR REPLACE INTO claim_state(claim_id, record_id, status, superseded_by_claim,"
             " superseded_by_record, confidence) VALUES (?,?,?,?,?,?)",
@@ -212,7 +221,7 @@ def refresh(db: sqlite3.Connection, changed: set[str],
         restate.update(c.record_id for c in members)
 
     # 4. Restate the records; a record whose status changed must be re-indexed.
-    _restate(db, restate, changed, mark_dirty)
+    _restate(db, restate, changed | reindex, mark_dirty)
 
 
 def _restate(db: sqlite3.Connection, ids: set[str], changed: set[str],

@@ -93,12 +93,14 @@ class TantivyIndex:
     def searcher(self) -> tantivy.Searcher:
         return self.index.searcher()
 
-    def text_query(self, text: str, fields: list[str]) -> tantivy.Query | None:
+    def text_query(self, text: str, fields: list[str],
+                   boosts: dict[str, float] | None = None) -> tantivy.Query | None:
         """Parse free text as OR'ed words (never as query syntax); None when nothing is left."""
         words = "".join(" " if ch in _QUERY_SPECIALS else ch for ch in text).split()
         if not words:
             return None
-        query, _errors = self.index.parse_query_lenient(" ".join(words), fields)
+        query, _errors = self.index.parse_query_lenient(" ".join(words), fields,
+                                                        field_boosts=boosts or {})
         return query
 
     def term(self, field: str, value: str) -> tantivy.Query:

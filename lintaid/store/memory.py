@@ -30,7 +30,7 @@ from .derived import rebuild, refresh
 from .index import I64_MAX, TantivyIndex
 from .schema import DERIVED_TABLES, MEMORY_SCHEMA, SCHEMA_VERSION
 
-INDEX_VERSION = 1
+INDEX_VERSION = 3
 log = structlog.get_logger("lintaid.store")
 HIDDEN_STATUSES = ("superseded",)
 
@@ -47,7 +47,14 @@ class StoreError(Exception):
 def _memory_schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("id", stored=True, tokenizer_name="raw")
+    # ``content`` is what the record still says (superseded claim sentences blanked out), so a
+    # retired statement cannot win a current query; ``content_all`` is the whole text, for
+    # history queries.
     sb.add_text_field("content", stored=False, tokenizer_name="en_stem")
+    sb.add_text_field("content_all", stored=False, tokenizer_name="en_stem")
+    # The subjects and values of the record's current claims: a record that currently states
+    # something about what the query names should outrank one that merely mentions it.
+    sb.add_text_field("claims", stored=False, tokenizer_name="en_stem")
     sb.add_text_field("user_id", tokenizer_name="raw")
     sb.add_text_field("status", tokenizer_name="raw")
     sb.add_text_field("kind", tokenizer_name="raw")
@@ -338,13 +345,26 @@ class MemoryStore:
                     f" FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
                     f" WHERE r.id IN ({marks})", chunk)
             }
+            retired: dict[str, list[tuple[int, int]]] = {}
+            current: dict[str, list[str]] = {}
+            for r in conn.execute(
+                "SELECT c.record_id, c.start, c.end, c.subject, c.value,"
+                " COALESCE(s.status, 'current') AS status FROM claims c LEFT JOIN claim_state s"
+                f" ON s.claim_id = c.claim_id WHERE c.record_id IN ({marks})", chunk,
+            ):
+                if r["status"] == "superseded":
+                    retired.setdefault(r[0], []).append((r[1], r[2]))
+                else:
+                    current.setdefault(r[0], []).append(f"{r['subject']} {r['value']}")
             for rid in chunk:
                 row = rows.get(rid)
                 if row is None or row["forgotten_at"] is not None:
                     docs.append((rid, None))
                     continue
                 docs.append((rid, {
-                    "id": rid, "content": row["content"], "user_id": row["user_id"],
+                    "id": rid, "content": _blank(row["content"], retired.get(rid, [])),
+                    "content_all": row["content"], "claims": " ; ".join(current.get(rid, [])),
+                    "user_id": row["user_id"],
                     "status": row["status"], "kind": row["kind"],
                     "created_at": int(row["created_at"]),
                     "expires_at": _seconds(row["expires_at"]),
@@ -478,6 +498,19 @@ class MemoryStore:
             "claims": claims,
             "pending_index": pending,
         }
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    """The text with the given character spans cut out."""
+    if not spans:
+        return text
+    out, at = [], 0
+    for start, end in sorted(spans):
+        if start > at:
+            out.append(text[at:start])
+        at = max(at, end)
+    out.append(text[at:])
+    return " ".join(out)
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
