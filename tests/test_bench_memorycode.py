@@ -163,8 +163,10 @@ def test_run_dialogue_end_to_end(tmp_path: Path) -> None:
     topic_on, topic_off = by[("topic", "on")], by[("topic", "off")]
     assert topic_on.query == "variable" and by[("eval_query", "on")].query == topics[0].eval_query
     assert topic_on.current_session == 2 and topic_on.versions == {0: 0, 2: 1}
-    # Hand-checked: both rule sessions match "variable"; the policy retires the 'x_' claim.
-    assert topic_on.gold_retrieved and topic_on.stale_retrieved
+    # Hand-checked: both rule sessions mention "variable", but the policy retires the 'x_'
+    # claim, and a retired claim's sentence no longer matches a current query.
+    assert topic_on.gold_retrieved and not topic_on.stale_retrieved
+    assert topic_off.gold_retrieved and topic_off.stale_retrieved
     assert topic_on.recall and topic_on.leak_sessions == []
     assert topic_off.recall and topic_off.leak_sessions == [0]
     assert one.stale_mentions == 1 and one.stale_retired == 1
