@@ -227,10 +227,7 @@ def op_supersede(d: Daemon, args: dict[str, Any]) -> Future[dict[str, Any]]:
             return {"old_id": old_id, "new_id": new_id, "event": "SUPERSEDE"}
 
         return d.writer.submit(link)
-    record = NewRecord(
-        content=_content(args), kind="note", source=_str(args, "source", default="api") or "api",
-        user_id=user, supersedes=old_id, metadata=args.get("metadata") or {},
-    )
+    record = _note({**args, "supersedes": old_id}, {})
 
     def add() -> dict[str, Any]:
         rid, event = d.store.put(record, actor)

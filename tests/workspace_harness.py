@@ -11,31 +11,19 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from lintaid.store.memory import MemoryStore
 from lintaid.workspace.service import Workspace
 from lintaid.writer import Writer
+from tests.conftest import wait_for
 
-T = TypeVar("T")
 JAN_2025 = 1735689600  # 2025-01-01T00:00:00Z
 JAN_2026 = 1767225600  # 2026-01-01T00:00:00Z
-
-
-def wait_for(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.05) -> T:
-    """Poll ``predicate`` until it returns something truthy; return it or fail."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        time.sleep(interval)
 
 
 def write(path: Path, text: str, *, mtime: float | None = None) -> Path:
