@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -215,3 +216,11 @@ def test_large_file_without_an_exchange_stops_at_max_bytes(tmp_path: Path) -> No
     messages = read_messages(path)
     assert time.perf_counter() - start < 1.0
     assert messages == []  # the exchange lies beyond the 4 MiB limit
+
+
+def test_a_fifo_or_device_as_transcript_yields_nothing_and_never_blocks(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    assert read_messages(fifo) == []
+    assert read_messages("/dev/zero") == []
+    assert read_messages(tmp_path) == []  # a folder

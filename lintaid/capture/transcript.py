@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -61,11 +62,22 @@ def read_messages(path: str | os.PathLike[str], max_bytes: int = MAX_TAIL_BYTES)
     carried into the next, larger window. A missing or unreadable file yields ``[]``.
     """
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            return _read_tail(handle, size, max(1, max_bytes))
+        # O_NONBLOCK: a FIFO or device named as a transcript must not hang the reader.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ValueError, TypeError):
+        return []
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return []
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1
+            return _read_tail(handle, st.st_size, max(1, max_bytes))
     except (OSError, ValueError):
         return []
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def _read_tail(handle: Any, size: int, max_bytes: int) -> list[Message]:
