@@ -7,6 +7,7 @@ through the writer. The reply to a capture is sent only once its records are com
 from __future__ import annotations
 
 import hashlib
+import stat
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -118,8 +119,9 @@ class Hooks:
             try:
                 path = path.resolve()
                 rel = path.relative_to(root)
-                if path.stat().st_size > MAX_HASHED_FILE:
-                    continue
+                st = path.stat()
+                if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_HASHED_FILE:
+                    continue  # a FIFO or device must never block a capture
                 out[str(rel)] = hashlib.sha256(path.read_bytes()).hexdigest()
             except (OSError, ValueError):
                 continue
