@@ -126,6 +126,11 @@ def run(provider: str, event: str) -> dict[str, Any]:
         # It may still process the event; ids derive from content, so the replay is harmless.
         _spool_and_wake(root, args, start=False)
         return {}
+    except protocol.ProtocolMismatch as err:
+        # A daemon of another version: keep the event for a daemon that speaks ours.
+        print(f"lintaid-hook: {err.message}; run `lintaid stop` to restart it", file=sys.stderr)
+        _spool_and_wake(root, args, start=False)
+        return {}
     except protocol.RemoteError as err:
         print(f"lintaid-hook: {err.code}: {err.message}", file=sys.stderr)
         return {}
