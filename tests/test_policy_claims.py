@@ -266,6 +266,109 @@ def test_examples_and_decorators_are_not_affixes() -> None:
     assert not [t for t in got if t[1].startswith("convention:")]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a case style spelled with "letters", or named as a convention
+        ("Use all uppercase letters for class names.", ("class names", "convention:case",
+                                                         "uppercase")),
+        ("Always use uppercase letters when naming classes.",
+         ("class names", "convention:case", "uppercase")),
+        ("Please adopt the CamelCase convention for class names.",
+         ("class names", "convention:case", "camelcase")),
+        # a listener repeating the rule back lands on the canonical subject
+        ("I'll start using the 'fn_' prefix for all new functions I create.",
+         ("function names", "convention:prefix", "fn_")),
+        ("I'll make sure to use the 'x_' prefix for function arguments from now on.",
+         ("function argument names", "convention:prefix", "x_")),
+        ("I'll start using the 'g_' prefix for function argument names from now on.",
+         ("function argument names", "convention:prefix", "g_")),
+        # no rule word: the affix's own shape says prefix or suffix
+        ("For function arguments, use 'a_' as in 'a_argument_name'.",
+         ("function argument names", "convention:prefix", "a_")),
+        ("Use '_impl' for all modules.", ("module names", "convention:suffix", "_impl")),
+        # qualifiers that do not change the rule
+        ("For member variables, always start the name with 'm_'.",
+         ("variable names", "convention:prefix", "m_")),
+        # spelled-out underscores
+        ("For method names, end them with an underscore followed by the letters 'md'.",
+         ("method names", "convention:suffix", "_md")),
+        ("Start all your variable names with 'z', followed by an underscore.",
+         ("variable names", "convention:prefix", "z_")),
+        # the kind as the sentence subject, or the activity naming it
+        ("Make sure that all attributes in the code end with '_j'.",
+         ("attribute names", "convention:suffix", "_j")),
+        ("Ensure your functions are named clearly, ending them with '_y'.",
+         ("function names", "convention:suffix", "_y")),
+        ("When you're ending function arguments, end the names with '_x'.",
+         ("function argument names", "convention:suffix", "_x")),
+        ("Always use snake_case for function names.",
+         ("function names", "convention:case", "snake_case")),
+    ],
+)
+def test_naming_rule_phrasings(text: str, expected: tuple[str, str, str]) -> None:
+    assert triples(text) == [expected]
+
+
+def test_two_bare_targets_each_take_their_affix() -> None:
+    got = triples("From now on, I'll use '_y' for variables and '_a' for methods.")
+    assert got == [("variable names", "convention:suffix", "_y"),
+                   ("method names", "convention:suffix", "_a")]
+
+
+def test_case_goes_to_the_target_it_leads_into() -> None:
+    got = triples("End all variable names with '_n', and use all uppercase letters for class "
+                  "names.")
+    assert sorted(got) == [("class names", "convention:case", "uppercase"),
+                           ("variable names", "convention:suffix", "_n")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The same goes for method names. End those with '_ud'.",
+        "I want a convention for method names. End all such names with '_ud'.",
+    ],
+)
+def test_demonstratives_refer_back_to_the_previous_target(text: str) -> None:
+    assert triples(text) == [("method names", "convention:suffix", "_ud")]
+
+
+def test_stopping_one_thing_and_starting_a_rule() -> None:
+    got = triples("I'll stop using virtual environments and start prefixing my attribute names "
+                  "with 'q_'.")
+    assert ("attribute names", "convention:prefix", "q_") in got
+    assert ("virtual environments", "status", "deprecated") in got
+
+
+def test_contains_phrase_stops_at_the_next_clause() -> None:
+    got = triples("When naming classes, always include a single digit and use snake_case.")
+    assert got == [("class names", "convention:case", "snake_case"),
+                   ("class names", "convention:contains", "single digit")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add docstrings for all functions.",  # "for <kind>" without an affix or case style
+        "I'll include the '@validate' decorator from 'pedantic' for all functions I write.",
+        "Start every module name with a lowercase letter.",  # one letter, not a case style
+        "Prefix constants with two uppercase letters.",
+        "It's similar to the 'self' prefix for instance variables in other languages.",
+        "I previously asked you to end function names with '_y', but now reverse that.",
+        "Never start function names with 'x_'.",
+    ],
+)
+def test_not_naming_rules(text: str) -> None:
+    assert not [t for t in triples(text) if t[1].startswith("convention:")]
+
+
+def test_a_loose_target_is_no_context_for_the_next_sentence() -> None:
+    got = triples("The 'gn_' prefix for functions is about scope. As for the other one, it "
+                  "marks 'y_' as local.")
+    assert got == [("function names", "convention:prefix", "gn_")]
+
+
 def test_rules_for_different_targets_stay_apart() -> None:
     a = extract_claims("start function names with 'a_'")[0]
     b = extract_claims("start function names with 'fn_'")[0]

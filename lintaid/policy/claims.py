@@ -100,7 +100,8 @@ def canonical(phrase: str) -> str:
 
 def _keep_underscores(phrase: str) -> str:
     """canonical() for a quoted affix, whose punctuation ("_", "feat:") is the value itself."""
-    return " ".join(phrase.lower().strip(" \t\"'`\u2018\u2019\u201c\u201d").split())
+    text = phrase.lower().strip(" \t\"'`\u2018\u2019\u201c\u201d")
+    return " ".join(text.rstrip(".,;!?").split() if len(text) > 1 else text.split())
 
 
 _TAIL = re.compile(
@@ -399,11 +400,16 @@ _IN_USE = [
 ]
 
 
+# "I'll stop using X and start prefixing ...": the second clause is no part of what stopped
+_NEXT_CLAUSE = re.compile(r"\s+and\s+(?:then\s+)?(?:start|begin|switch|move|use|adopt)\b.*$",
+                          re.IGNORECASE | re.DOTALL)
+
+
 def _status(sentence: str) -> Iterator[_Extracted]:
     for rx in _DEPRECATED:
         m = rx.search(sentence)
         if m:
-            raw, _ = _split_purpose(m.group(1))
+            raw, _ = _split_purpose(_NEXT_CLAUSE.sub("", m.group(1)))
             subject, _ = _value(raw)
             if subject:
                 yield subject, "status", "deprecated", None
@@ -514,17 +520,28 @@ _KIND_SYNONYMS = {"argument": "function argument", "parameter": "function argume
                   "function parameter": "function argument"}
 _PL = r"(?:s|es)?"
 _POSS = r"(?:(?:all|your|our|the|any|every|new|their|its|my)\s+)*"
+# Qualifiers that do not change which naming rule applies: "member variables" are variables,
+# "python functions" and "new functions" are functions.
+_QUAL = r"(?:(?:python|new|member|instance|local)\s+)?"
 _TARGET = _rx(
     rf"\b(?P<ref>(?:the|their|its)\s+)?(?P<a>{_KINDS}){_PL}\s+(?:names?|naming)\b"
     rf"|\b(?:nam|declar|defin|writ|creat)(?:e|es|ing)\s+(?:(?:of|for)\s+)?{_POSS}"
-    rf"(?:python\s+|new\s+)?(?P<b>{_KINDS}){_PL}\b"
-    rf"|\b(?:for|as\s+for|with)\s+{_POSS}(?P<c>{_KINDS}){_PL}\s*,"
-    rf"|\b{_POSS}(?P<d>{_KINDS}){_PL}\s+(?:should|must|need\s+to|have\s+to|shall|will)\s+"
-    r"(?:now\s+)?(?:always\s+|never\s+)?(?:start|begin|end|be|use|include|contain)"
+    rf"{_QUAL}(?P<b>{_KINDS}){_PL}\b"
+    rf"|\b(?:for|as\s+for|with)\s+{_POSS}{_QUAL}(?P<c>{_KINDS}){_PL}\s*,"
+    rf"|\b{_POSS}{_QUAL}(?P<d>{_KINDS}){_PL}\s+(?:in\s+(?:the|your|our|my)\s+code\s+)?"
+    r"(?:(?:should|must|need\s+to|have\s+to|shall|will)\s+(?:now\s+)?(?:always\s+|never\s+)?"
+    r"(?:start|begin|end|be|use|include|contain)"
+    r"|(?:now\s+|always\s+)?(?:start|begin|end)s?\s+with\b|(?:is|are)\s+named\b)"
     r"|\b(?P<e>commit\s+messages?)\b"
+    # "when (you're) ending function arguments, ...": the activity names the target
+    rf"|\bwhen\s+(?:you(?:'re|\s+are)\s+)?[a-z]+ing\s+{_POSS}{_QUAL}(?P<g>{_KINDS}){_PL}\b"
+    # weak: "use the 'x_' prefix for all new functions I create" (kept only with a value)
+    rf"|\bfor\s+{_POSS}{_QUAL}(?P<f>{_KINDS}){_PL}\b"
+    rf"(?!\s+(?:names?|naming|{_KINDS})\b|\s+(?:and|or|&)\s+(?:{_KINDS}))"
 )
-# "start them with 'a_'", "include 'chx' within the name": the target is in the last sentence.
-_ANAPHOR = _rx(r"\b(?:them|it|their\s+names?|its\s+name|the\s+names?)\b")
+# "start them with 'a_'", "End those with '_ud'", "End all such names with '_i'": the target is
+# in the last sentence.
+_ANAPHOR = _rx(r"\b(?:them|it|those|their\s+names?|its\s+name|the\s+names?|such\s+names?)\b")
 _RULES = [
     # "start using the X decorator" is not a prefix rule; "start ending" is a suffix rule.
     ("prefix", _rx(r"\b(?:start(?:s|ed|ing)?|begin(?:s|ning)?)\b(?!\s+\w+ing\b)"
@@ -538,17 +555,20 @@ _CASE = _rx(
     r"kebab[-_ ]case|title[_ ]case|all[_ ]upper[_ ]?case|all[_ ]lower[_ ]?case|all[_ ]caps|"
     r"upper[_ ]?case|lower[_ ]?case)\b"
 )
-_CASE_AS_MODIFIER = _rx(r"^\s*(?:[\"'`\u2018\u201c]|letters?\b|characters?\b)")
+_CASE_AS_MODIFIER = _rx(r"^\s*(?:[\"'`\u2018\u201c]|letter\b|character\b)")
+_CASE_LETTERS = _rx(r"^\s*(?:letters|characters)\b")
+_COUNTED = _rx(r"\b(?:the|a|an|one|two|three|single|\d+)$")
 _TOKEN = re.compile(
     r"(?<!\w)[\"'`\u2018\u201c]([^\"'`\u2019\u201d\s]{1,40})[\"'`\u2019\u201d](?!\w)"
 )
-_EXAMPLE_BEFORE = _rx(r"(?:\bas\s+in|\blike|\be\.g\.?|\bfor\s+example|\bsuch\s+as|\bi\.e\.?|"
+_EXAMPLE_BEFORE = _rx(r"(?:\bas\s+in|\blike|\bsimilar\s+to(?:\s+the)?|\be\.g\.?|\bfor\s+example|\bsuch\s+as|\bi\.e\.?|"
                       r"\bsay|\bso|:)\s*,?\s*$")
 _REPLACED_BEFORE = _rx(r"\b(?:instead\s+of|rather\s+than|replacing|in\s+place\s+of)\b[^'\"`]*$")
 _LIST_BEFORE = _rx(r"^\s*(?:,|\bor\b|\band\b)\s*$")
 _NOT_A_NAME_AFTER = _rx(r"^\s*(?:decorators?|modules?|library|libraries|packages?|imports?|"
                         r"statements?|keywords?|functions?|class(?:es)?|files?)\b")
-_BELONGS_TO_NEXT = _rx(r"^[\s\"'`\u2019\u201d]*(?:(?:prefix|suffix|string|style|format)\s+)?"
+_BELONGS_TO_NEXT = _rx(r"^[\s\"'`\u2019\u201d]*(?:(?:prefix|suffix|string|style|format|letters|"
+                       r"characters)\s+)?"
                        rf"(?:for|in|on|into|to)\s+{_POSS}$")
 _BARE_AFFIX = _rx(
     r"\bwith\s+(?:an?\s+|the\s+)?([a-z0-9$]*[_$-][a-z0-9_$-]*)(?![\w$-])"
@@ -556,8 +576,25 @@ _BARE_AFFIX = _rx(
 )
 _CONTAINS_PHRASE = _rx(
     r"\b(?:include|includes|contain|contains)\s+(?:the\s+string\s+)?((?:an?\s+)?[\w ]{1,40}?)"
-    r"(?:\s+(?:somewhere\s+)?(?:in|within|at)\b|\s*[.!]*\s*$)"
+    r"(?:\s+(?:somewhere\s+)?(?:in|within|at)\b|\s*[.!]*\s*$"
+    r"|\s+and\s+(?:then\s+)?(?:use|start|begin|end|prefix|suffix|make|keep|always|never)\b)"
 )
+
+
+def _case_styles(sentence: str) -> list[re.Match[str]]:
+    """Case styles the sentence prescribes: "use CamelCase", "all uppercase letters", "the
+    CamelCase convention"; not a modifier of one letter or quoted token ("a lowercase 'i_'",
+    "the lowercase letter", "two uppercase letters")."""
+    out: list[re.Match[str]] = []
+    for case in _CASE.finditer(sentence):
+        after = sentence[case.end():]
+        pre = sentence[: case.start()].rstrip()
+        if _CASE_AS_MODIFIER.match(after) or (_CASE_LETTERS.match(after) and _COUNTED.search(pre)):
+            continue
+        if re.search(r"\ba$", pre, re.IGNORECASE):
+            continue  # "a lowercase prefix"
+        out.append(case)
+    return out
 
 
 def _case_style(text: str) -> str:
@@ -576,20 +613,32 @@ def _target_subject(m: re.Match[str]) -> str:
     if m.group("e"):
         return "commit messages"
     kind = " ".join(
-        next(g for g in (m.group("a"), m.group("b"), m.group("c"), m.group("d")) if g)
+        next(m.group(g) for g in "abcdgf" if m.group(g))
         .lower().split()
     )
     return _KIND_SYNONYMS.get(kind, kind) + " names"
 
 
+_AFFIX_LIKE = re.compile(r"^[\w$]*[_$-]|[_$-][\w$]*$")
+
+
 def _targets(sentence: str) -> list[tuple[int, int, str]]:
     """(start, end, subject) of each naming target; "the variable name" after an earlier target
-    refers back to it ("when naming arguments, start the variable name with 'e_'")."""
+    refers back to it ("when naming arguments, start the variable name with 'e_'").
+
+    A bare "for <kind>" ("the 'x_' prefix for all functions") counts only when the sentence
+    states an affix ('x_', '_y') or a case style: "add docstrings for all functions" and "the
+    decorator from 'pedantic' for all functions" are no naming rules."""
     out: list[tuple[int, int, str]] = []
     for m in _TARGET.finditer(sentence):
         if out and m.group("ref"):
             continue
-        out.append((m.start(), m.end(), _target_subject(m)))
+        if m.group("f") and not (any(_AFFIX_LIKE.search(k.group(1)) for k in _values(sentence))
+                                 or _case_styles(sentence)):
+            continue
+        # a weak target starts at its kind, so "'_y' for variables" leads into it
+        start = m.start("f") if m.group("f") else m.start()
+        out.append((start, m.end(), _target_subject(m)))
     return out
 
 
@@ -639,18 +688,51 @@ def _affix_rules(sentence: str, subjects: list[str], owner: list[int]) -> list[_
             values = [(bare.group(bare.lastindex or 1), bare.start(), bare.end())]
     out: list[_Extracted] = []
     for i, (value, start, _end) in enumerate(values):
+        if _NOT_NOW.search(sentence[:start]):
+            continue  # "I previously asked you to end them with '_y'", "never start with 'x_'"
         lo = values[i - 1][2] if i else 0
         hi = values[i + 1][1] if i + 1 < len(values) else len(sentence)
         rule = _nearest_rule(sentence, start, lo, hi) or _nearest_rule(sentence, start, 0, start)
         value = _keep_underscores(value)
+        rule = rule or _affix_shape(value)
         if rule and value:
             out.append((subjects[owner[i]], f"convention:{rule}", value, None))
     return out
 
 
+_NOT_NOW = _rx(r"\b(?:previously|formerly|originally|initially|used\s+to|no\s+longer|never)\b"
+               r"[^,;]*$")
+
+
+def _affix_shape(value: str) -> str | None:
+    """With no rule word ("use 'a_' for arguments"), an affix's own shape says where it goes."""
+    if len(value) < 2 or " " in value or value.startswith("_") == value.endswith("_"):
+        return None
+    return "prefix" if value.endswith("_") else "suffix"
+
+
+_UNDERSCORE_THEN = _rx(
+    r"\b(?:an?\s+)?underscore\s+(?:followed\s+by|and\s+then)\s+(?:the\s+)?"
+    r"(?:(?:letters?|characters?|string|word)\s+)?[\"'`\u2018\u201c]([a-z0-9]{1,20})[\"'`\u2019\u201d]"
+)
+_THEN_UNDERSCORE = _rx(
+    r"[\"'`\u2018\u201c]([a-z0-9]{1,20})[\"'`\u2019\u201d]\s*,?\s+followed\s+by\s+(?:an?\s+)?"
+    r"underscore\b"
+)
+
+
+def _spell_affixes(sentence: str) -> str:
+    """"an underscore followed by the letters 'md'" -> "'_md'"; "'m' followed by an underscore"
+    -> "'m_'"."""
+    sentence = _UNDERSCORE_THEN.sub(lambda m: f"'_{m.group(1)}'", sentence)
+    return _THEN_UNDERSCORE.sub(lambda m: f"'{m.group(1)}_'", sentence)
+
+
 def _conventions(sentence: str, previous: list[str]) -> tuple[list[_Extracted], list[str]]:
     """Naming rules of a sentence, and the targets it mentions (context for the next one)."""
+    sentence = _spell_affixes(sentence)
     targets = _targets(sentence)
+    weak = {m.start("f") for m in _TARGET.finditer(sentence) if m.group("f")}
     anaphoric = not targets and bool(previous) and _ANAPHOR.search(sentence) is not None
     if anaphoric:
         targets = [(0, 0, previous[-1])]
@@ -658,10 +740,7 @@ def _conventions(sentence: str, previous: list[str]) -> tuple[list[_Extracted], 
         return [], []
     subjects = [t[2] for t in targets]
     out: list[_Extracted] = []
-    for case in _CASE.finditer(sentence):
-        pre = sentence[: case.start()].rstrip().lower()
-        if _CASE_AS_MODIFIER.match(sentence[case.end():]) or pre.endswith(("the", "a")):
-            continue  # "a lowercase 'i_'", "the lowercase letter"
+    for case in _case_styles(sentence):
         i = _owner(targets, sentence, case.start(), case.end())
         out.append((subjects[i], "convention:case", _case_style(case.group(1)), None))
     values = _values(sentence)
@@ -669,6 +748,8 @@ def _conventions(sentence: str, previous: list[str]) -> tuple[list[_Extracted], 
     out.extend(_affix_rules(sentence, subjects, owner))
     if not any(p != "convention:case" for _, p, _, _ in out):
         for i, t in enumerate(targets):
+            if t[0] in weak:
+                continue  # a bare "for <kind>" target carries no "contains" rule
             hi = targets[i + 1][0] if i + 1 < len(targets) else len(sentence)
             contains = _CONTAINS_PHRASE.search(sentence, 0 if i == 0 else t[0], hi)
             phrase = clean(contains.group(1))[0] if contains else ""
@@ -676,7 +757,8 @@ def _conventions(sentence: str, previous: list[str]) -> tuple[list[_Extracted], 
                 out.append((t[2], "convention:contains", phrase, None))
     if anaphoric:  # "Begin them with 'r_'. End them with '_s'." keeps the context going
         return out, (previous if out else [])
-    return out, subjects
+    # a bare "for <kind>" is too loose to carry over to the next sentence's "it" or "them"
+    return out, [t[2] for t in targets if t[0] not in weak]
 
 
 _POLICY_WORD = _rx(
