@@ -539,6 +539,7 @@ _TARGET = _rx(
     rf"|\bfor\s+{_POSS}{_QUAL}(?P<f>{_KINDS}){_PL}\b"
     rf"(?!\s+(?:names?|naming|{_KINDS})\b|\s+(?:and|or|&)\s+(?:{_KINDS}))"
 )
+_KIND_WORD = _rx(_KINDS)  # a cheap gate: no target can match without one of these words
 # "start them with 'a_'", "End those with '_ud'", "End all such names with '_i'": the target is
 # in the last sentence.
 _ANAPHOR = _rx(r"\b(?:them|it|those|their\s+names?|its\s+name|the\s+names?|such\s+names?)\b")
@@ -730,6 +731,8 @@ def _spell_affixes(sentence: str) -> str:
 
 def _conventions(sentence: str, previous: list[str]) -> tuple[list[_Extracted], list[str]]:
     """Naming rules of a sentence, and the targets it mentions (context for the next one)."""
+    if not _KIND_WORD.search(sentence) and not (previous and _ANAPHOR.search(sentence)):
+        return [], []  # no kind of code entity named, nothing to refer back to: no rule
     sentence = _spell_affixes(sentence)
     targets = _targets(sentence)
     weak = {m.start("f") for m in _TARGET.finditer(sentence) if m.group("f")}
@@ -801,6 +804,20 @@ def _policies(sentence: str) -> Iterator[_Extracted]:
 _EXTRACTORS: list[Callable[[str], Iterator[_Extracted]]] = [
     _ownership, _usage, _status, _defaults, _versions, _scalars,
 ]
+# Words without which an extractor's patterns cannot match: one cheap search skips a family of
+# regexes for the many sentences that say nothing of the kind (most prose).
+_GATES: dict[Callable[[str], Iterator[_Extracted]], re.Pattern[str]] = {
+    _ownership: _rx(r"owns|owned|responsible|accountable|assign"),
+    _usage: _rx(
+        r"us|adopt|choos|chose|select|pick|prefer|go\s+with|went\s+with|settled|standardi|"
+        r"switch|mov|migrat|chang|upgrad|downgrad|transition|replac|supersed|relies|rely|"
+        r"runs\s+on|built\s+on|handled|backed|powered|served|implemented"
+    ),
+    _status: _rx(r"deprecat|no\s+longer|stop|don'?t|do\s+not|now"),
+    _defaults: _rx(r"default"),
+    _versions: _rx(r"version|pin|=="),
+    _scalars: _rx(r"[:=]|set|should\s+be|must\s+be"),
+}
 
 
 MAX_SENTENCE_CHARS = 1200
@@ -815,7 +832,9 @@ def _sentence_claims(sentence: str, previous: list[str]) -> tuple[list[_Extracte
         return [], []  # a question asserts nothing
     out, targets = _conventions(body, previous)
     for extractor in _EXTRACTORS:
-        if not (out and extractor is _usage):  # a naming rule is sharper than "use X for Y"
+        if out and extractor is _usage:
+            continue  # a naming rule is sharper than "use X for Y"
+        if _GATES[extractor].search(body):
             out.extend(extractor(body))
     if not out:
         out.extend(_policies(body))  # "always/never ..." only when nothing sharper matched
