@@ -59,27 +59,20 @@ def test_missing_or_corrupt_index_is_rebuilt_from_sqlite(project: Path) -> None:
     run_cli(project, "add", "The scheduler runs nightly compaction at 02:00 UTC.")
     stop_daemon(project)
     index = paths.index_dir(project, "memory")
-    shutil.rmtree(index)
-    start_daemon(project)
-    try:
-        hits = run_json(project, "search", "nightly compaction scheduler")["results"]
-        assert hits and "02:00" in hits[0]["content"]
-    finally:
-        stop_daemon(project)
-    (index / "meta.json").write_text("{ not json")
-    start_daemon(project)
-    try:
-        hits = run_json(project, "search", "nightly compaction scheduler")["results"]
-        assert hits and "02:00" in hits[0]["content"]
-    finally:
-        stop_daemon(project)
-    (index / "lintaid-schema").write_text("0\n")  # an older schema version
-    start_daemon(project)
-    try:
-        assert run_json(project, "search", "nightly compaction")["results"]
-        assert (index / "lintaid-schema").read_text().strip() != "0"
-    finally:
-        stop_daemon(project)
+    damages = [
+        lambda: shutil.rmtree(index),  # missing
+        lambda: (index / "meta.json").write_text("{ not json"),  # corrupt
+        lambda: (index / "lintaid-schema").write_text("0\n"),  # an older schema version
+    ]
+    for damage in damages:
+        damage()
+        start_daemon(project)
+        try:
+            hits = run_json(project, "search", "nightly compaction scheduler")["results"]
+            assert hits and "02:00" in hits[0]["content"]
+            assert (index / "lintaid-schema").read_text().strip() != "0"
+        finally:
+            stop_daemon(project)
 
 
 def test_an_acknowledged_write_is_visible_to_the_very_next_search(daemon: Path) -> None:

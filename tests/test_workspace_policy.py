@@ -10,7 +10,6 @@ import pytest
 
 from lintaid.policy import RecordState
 from lintaid.workspace.states import PolicyFile, PolicyState, link_candidates, policy_text
-from lintaid_client import paths
 from tests.workspace_harness import JAN_2025, JAN_2026, running_workspace, wait_for, write
 
 QUERY = "How many retry attempts should we use for gateway timeouts?"
@@ -20,11 +19,8 @@ DECISION_B_EXPLICIT = "---\nsupersedes: decision-a.md\n---\n" + DECISION_B
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    paths.ensure_state_dir(root)
-    return root
+def root(project: Path) -> Path:
+    return project
 
 
 def _assert_only_b_current(run, folder: str = "") -> None:  # noqa: ANN001 - harness object
