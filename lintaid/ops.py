@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lintaid_client import protocol
 
+from .capture.git import git_state
 from .capture.record import NewRecord, normalize_user
 from .capture.redact import redact
 from .search import SearchRequest, hydrate, search
@@ -144,6 +145,9 @@ def op_add(d: Daemon, args: dict[str, Any]) -> Future[dict[str, Any]]:
             raise OpError(protocol.BAD_REQUEST, "every item must be a map")
         shared = {k: args[k] for k in ("user_id", "source", "session_id") if k in args}
         records = [_note(item, shared) for item in items]
+    branch, revision = git_state(str(d.root))  # provenance, as for captures
+    for record in records:
+        record.branch, record.revision = branch, revision
     actor = _actor(args)
 
     def job() -> dict[str, Any]:

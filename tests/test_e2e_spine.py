@@ -276,3 +276,10 @@ def test_request_prompt_is_captured_from_the_transcript(daemon: Path) -> None:
     assert FINAL_REQUEST in capture["content"]
     assert capture["provider"] == "claude-code" and capture["event"] == "Stop"
     assert "Edit" in capture["tools"]
+
+
+def test_api_adds_carry_git_provenance(daemon: Path) -> None:
+    revision = git_init(daemon)
+    rid = run_json(daemon, "add", "The release train leaves on Thursdays.")["id"]
+    got = run_json(daemon, "get", rid)
+    assert (got["branch"], got["revision"]) == ("main", revision)
