@@ -89,3 +89,14 @@ def test_forget_via_cli_hides_everywhere_and_stays_forgotten(daemon: Path) -> No
     assert again["event"] == "FORGOTTEN"
     history = run_json(daemon, "history", rid)["results"]
     assert [e["event"] for e in history] == ["ADD", "FORGET"]
+
+
+def test_one_long_session_cannot_crowd_out_the_others(daemon: Path) -> None:
+    for turn in range(5):
+        capture(daemon, "long", f"Tune the flux capacitor, step {turn}.",
+                f"Flux capacitor tuned: step {turn} of the calibration is done.")
+    capture(daemon, "other", "Why did the flux capacitor fail last week?",
+            "The flux capacitor failed because its coolant valve was stuck.")
+    context = context_for(daemon, "What do we know about the flux capacitor?")
+    assert context.count("claude-code://long/") == 2
+    assert "claude-code://other/" in context

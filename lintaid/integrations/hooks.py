@@ -98,12 +98,14 @@ class Hooks:
         query = adapter.query_for_event(event, payload)
         if not query:
             return {}
+        top_k = self.daemon.config.inject_top_k
         result = search(self.daemon.searcher, SearchRequest(
-            query=query, top_k=self.daemon.config.inject_top_k, exclude_kinds=["prompt"]))
+            query=query, top_k=top_k * 3, exclude_kinds=["prompt"]))
+        hits = spread_sessions(result["results"], top_k)
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else str(self.daemon.root)
         branch, revision = git.git_state(cwd)
         return adapter.format_injection(
-            event, result["results"], current_branch=branch, current_revision=revision,
+            event, hits, current_branch=branch, current_revision=revision,
             cwd=cwd, query=query, max_records=self.daemon.config.inject_top_k,
             max_bytes=self.daemon.config.inject_max_bytes,
         )
@@ -126,6 +128,25 @@ class Hooks:
             except (OSError, ValueError):
                 continue
         return out
+
+
+PER_SESSION = 2
+
+
+def spread_sessions(hits: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """At most PER_SESSION hits from one agent session, so one long session whose every turn
+    matches cannot crowd out every other session's memories; best first, order kept."""
+    seen: dict[str, int] = {}
+    out = []
+    for hit in hits:
+        session = hit.get("session_id") or hit["id"]
+        if seen.get(session, 0) >= PER_SESSION:
+            continue
+        seen[session] = seen.get(session, 0) + 1
+        out.append(hit)
+        if len(out) == limit:
+            break
+    return out
 
 
 def _flatten(future: Future[Future[T]]) -> Future[T]:
