@@ -330,3 +330,28 @@ def test_inspector_cli(daemon: Path) -> None:
                          "--tool-arg", "id=m-missing", "--format", "json")
     assert missing.returncode != 0  # 5 = tool error in inspector 2.x
     assert "isError" in missing.stderr or "not_found" in missing.stdout + missing.stderr
+
+
+@pytest.mark.anyio
+async def test_the_agent_can_forget_and_supersede_captured_records(daemon: Path) -> None:
+    from tests.conftest import run_hook
+    from tests.transcripts import stop_payload, write_transcript
+
+    for session, text in (("s1", "The nightly export writes parquet files to bucket alpha."),
+                          ("s2", "Debug printing was left on in the exporter by mistake.")):
+        transcript = write_transcript(daemon.parent / f"{session}.jsonl", [
+            ("user", "Tell me about the exporter."), ("assistant", text)],
+            session_id=session, cwd=str(daemon))
+        run_hook(daemon, "Stop", stop_payload(transcript, session_id=session, cwd=str(daemon)))
+    async with Client(params(daemon)) as client:
+        found = await call(client, "search", {"query": "nightly export parquet bucket"})
+        export = found["results"][0]["id"]
+        debug = (await call(client, "search", {"query": "debug printing exporter"}))["results"]
+        debug_id = next(r["id"] for r in debug if "Debug printing" in r["summary"])
+        sup = await call(client, "supersede_memory", {
+            "old_id": export, "new_content": "The nightly export writes parquet to bucket beta."})
+        found = await call(client, "search", {"query": "nightly export parquet bucket"})
+        assert [r["id"] for r in found["results"]][0] == sup["new_id"]
+        assert export not in [r["id"] for r in found["results"]]
+        await call(client, "forget_memory", {"id": debug_id, "reason": "noise"})
+        assert "not_found" in await call_error(client, "get_memory", {"id": debug_id})
