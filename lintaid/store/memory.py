@@ -29,6 +29,7 @@ from lintaid_client import paths
 from .derived import rebuild, refresh
 from .index import I64_MAX, TantivyIndex
 from .schema import DERIVED_TABLES, MEMORY_SCHEMA, SCHEMA_VERSION
+from .sqlite import connect, transaction
 
 INDEX_VERSION = 3
 log = structlog.get_logger("lintaid.store")
@@ -63,15 +64,6 @@ def _memory_schema() -> tantivy.Schema:
     return sb.build()
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=FULL")
-    conn.execute("PRAGMA busy_timeout=30000")
-    return conn
-
-
 def _seconds(value: float | None) -> int:
     return I64_MAX if value is None else int(value)
 
@@ -81,7 +73,7 @@ class MemoryStore:
         self.root = root
         paths.ensure_state_dir(root)
         self.db_path = paths.memory_db_path(root)
-        self._write = _connect(self.db_path)
+        self._write = connect(self.db_path, durable=True)
         rederive = self._migrate()
         self._local = threading.local()
         self._changed: set[str] = set()  # records written by the batch in progress
@@ -124,7 +116,7 @@ class MemoryStore:
     def _read(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = _connect(self.db_path)
+            conn = connect(self.db_path, durable=True)
             self._local.conn = conn
         return conn
 
@@ -135,16 +127,12 @@ class MemoryStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        self._write.execute("BEGIN IMMEDIATE")
         try:
-            self._clear_indexed()
-            yield
-        except BaseException:
-            self._write.execute("ROLLBACK")
+            with transaction(self._write):
+                self._clear_indexed()
+                yield
+        finally:
             self._changed.clear()
-            raise
-        self._write.execute("COMMIT")
-        self._changed.clear()
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:

@@ -18,7 +18,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -31,6 +31,7 @@ from lintaid.workspace.states import PolicyFile, PolicyState, link_candidates
 from lintaid_client import paths
 
 from .index import TantivyIndex, boolean
+from .sqlite import connect, transaction
 
 INDEX_VERSION: Final = 1
 DB_VERSION: Final = "1"
@@ -81,15 +82,6 @@ def _workspace_schema() -> tantivy.Schema:
     return sb.build()
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")  # derived data: rebuildable, so no fsync per commit
-    conn.execute("PRAGMA busy_timeout=30000")
-    return conn
-
-
 @dataclass
 class FileUpdate:
     """One file as read from disk, chunked and hashed off the writer thread."""
@@ -137,7 +129,7 @@ class WorkspaceStore:
         self.root = root
         paths.ensure_state_dir(root)
         self.db_path = paths.workspace_db_path(root)
-        self._write = _connect(self.db_path)
+        self._write = connect(self.db_path, durable=False)
         self._migrate()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
@@ -167,21 +159,14 @@ class WorkspaceStore:
     def _read(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = _connect(self.db_path)
+            conn = connect(self.db_path, durable=False)
             self._local.conn = conn
             with self._readers_lock:
                 self._readers.append(conn)
         return conn
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._write.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._write
-        except BaseException:
-            self._write.execute("ROLLBACK")
-            raise
-        self._write.execute("COMMIT")
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return transaction(self._write)
 
     def close(self) -> None:
         """Writer thread (or after the writer stopped): commit and release the index writer."""
