@@ -1,0 +1,74 @@
+"""A full disk: writes fail with a clear error, nothing stored is lost, the daemon keeps serving,
+and it writes again once space is back. The project lives on a real, tiny tmpfs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lintaid_client import connection, paths
+from tests.conftest import run_cli, run_hook, run_json, start_daemon, stop_daemon
+from tests.transcripts import stop_payload, write_transcript
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {proc.stderr.strip()}")
+    try:
+        root = mount / "proj"
+        root.mkdir()
+        paths.ensure_state_dir(root)
+        yield root
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def fill(root: Path) -> Path:
+    filler = root.parent / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass  # ENOSPC: the disk is full
+    finally:
+        os.close(fd)
+    return filler
+
+
+def test_a_full_disk_fails_writes_clearly_and_loses_nothing(small_disk: Path) -> None:
+    root = small_disk
+    start_daemon(root)
+    try:
+        kept = run_json(root, "add", "The archive job keeps 30 days of snapshots.")["id"]
+        filler = fill(root)
+        failed = 0
+        for i in range(5):
+            proc = run_cli(root, "add", f"note {i} " + "x" * 20000, check=False)
+            if proc.returncode != 0:
+                failed += 1
+                assert "full" in proc.stderr.lower() or "space" in proc.stderr.lower()
+        assert failed, "expected writes to fail on a full disk"
+        transcript = write_transcript(root.parent.parent / "t.jsonl", [
+            ("user", "Check the archive job."), ("assistant", "The archive job is healthy.")],
+            cwd=str(root))
+        out, elapsed = run_hook(root, "Stop", stop_payload(transcript, cwd=str(root)))
+        assert out == {} and elapsed < 2.0
+        assert connection.ping(root, timeout=2.0)["pong"] is True
+        hits = run_json(root, "search", "archive job snapshots")["results"]
+        assert kept in [h["id"] for h in hits]
+        os.unlink(filler)
+        again = run_json(root, "add", "Space is back: the archive job writes again.")["id"]
+        assert again in [h["id"] for h in run_json(root, "search", "space archive")["results"]]
+        assert kept in [h["id"] for h in run_json(root, "search", "snapshots")["results"]]
+    finally:
+        stop_daemon(root)
