@@ -7,6 +7,7 @@ raise ``OpError`` (or ``StoreError``) with a protocol code for a request they re
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -283,8 +284,6 @@ def op_reindex(d: Daemon, args: dict[str, Any]) -> Any:
 
 
 def _json(text: str | None) -> Any:
-    import json
-
     try:
         return json.loads(text) if text else {}
     except ValueError:
