@@ -283,3 +283,14 @@ def test_api_adds_carry_git_provenance(daemon: Path) -> None:
     rid = run_json(daemon, "add", "The release train leaves on Thursdays.")["id"]
     got = run_json(daemon, "get", rid)
     assert (got["branch"], got["revision"]) == ("main", revision)
+
+
+def test_a_huge_prompt_neither_blocks_the_hook_nor_stalls_the_daemon(daemon: Path) -> None:
+    run_cli(daemon, "add", "The gateway retry policy uses exponential backoff.")
+    words = " ".join(f"w{i % 40_000} gateway retry" for i in range(120_000))  # ~2 MB
+    out, elapsed = run_hook(daemon, "UserPromptSubmit", {"session_id": "s", "prompt": words})
+    assert elapsed < 1.0
+    assert "exponential backoff" in out["hookSpecificOutput"]["additionalContext"]
+    started = time.monotonic()
+    assert connection.ping(daemon, timeout=2.0)["pong"] is True
+    assert time.monotonic() - started < 0.5

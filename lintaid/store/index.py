@@ -16,6 +16,8 @@ import tantivy
 
 SCHEMA_FILE = "lintaid-schema"
 I64_MAX = 2**63 - 1
+MAX_QUERY_CHARS = 20_000
+MAX_QUERY_TERMS = 256
 _QUERY_SPECIALS = set('+-&|!(){}[]^"~*?:\\/<>=\'`')
 
 
@@ -96,7 +98,12 @@ class TantivyIndex:
     def text_query(self, text: str, fields: list[str],
                    boosts: dict[str, float] | None = None) -> tantivy.Query | None:
         """Parse free text as OR'ed words (never as query syntax); None when nothing is left."""
-        words = "".join(" " if ch in _QUERY_SPECIALS else ch for ch in text).split()
+        # A pasted log or a huge prompt must not become a million-term query that stalls the
+        # daemon: distinct words, first MAX_QUERY_TERMS of them.
+        text = text[:MAX_QUERY_CHARS]
+        words = list(dict.fromkeys(
+            "".join(" " if ch in _QUERY_SPECIALS else ch for ch in text).lower().split()
+        ))[:MAX_QUERY_TERMS]
         if not words:
             return None
         query, _errors = self.index.parse_query_lenient(" ".join(words), fields,
