@@ -40,6 +40,10 @@ def test_newer_scalar_supersedes_older_and_history_shows_both(daemon: Path) -> N
     assert "'5' to '2'" in relation["evidence"]
     claim = statuses[old]["claims"][0]
     assert claim["status"] == "superseded" and claim["value"] == "5"
+    assert claim["subject"] == "gateway timeout retry attempts" and claim["predicate"] == "value"
+    assert claim["scope"] == "project" and claim["record_id"] == old
+    assert claim["effective_at"] == statuses[old]["created_at"]
+    assert claim["evidence"] == "Gateway timeout retry attempts: 5."
     # --history on an ordinary query lifts the filter too; "before deployment" does not.
     assert len(run_json(daemon, "search", RETRY_Q, "--history")["results"]) == 2
     hits = run_json(daemon, "search", "gateway retry attempts before deployment")["results"]
