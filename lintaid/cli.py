@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from lintaid_client import connection, paths, protocol
+from lintaid_client import connection, lock, paths, protocol
 
 from . import __version__
 
@@ -46,13 +46,13 @@ def fail(message: str, code: int = EXIT_ERROR) -> None:
 
 def call(root: Path, op: str, args: dict[str, Any] | None = None, *, timeout: float = 30.0,
          autostart: bool = True) -> Any:
-    """One request to the project's daemon, starting it if needed; restart once on mismatch."""
+    """One request to the project's daemon.
+
+    When nobody answers (or the daemon speaks another protocol, then after stopping it), the
+    daemon is started and the request sent once more.
+    """
+    autostart = autostart and os.environ.get("LINTAID_NO_AUTOSTART") != "1"
     for attempt in range(2):
-        if autostart and os.environ.get("LINTAID_NO_AUTOSTART") != "1":
-            try:
-                connection.ensure_daemon(root)
-            except protocol.DaemonUnavailable as err:
-                fail(str(err), EXIT_UNAVAILABLE)
         with connection.Connection(root) as conn:
             try:
                 return conn.call(op, args, timeout=timeout)
@@ -62,11 +62,18 @@ def call(root: Path, op: str, args: dict[str, Any] | None = None, *, timeout: fl
                 click.echo("lintaid: daemon speaks another protocol; restarting it", err=True)
                 stop_daemon(root)
             except protocol.DaemonUnavailable as err:
-                fail(f"{err} (start it with: lintaid start --project {root})", EXIT_UNAVAILABLE)
+                if attempt or not autostart:
+                    fail(f"{err} (start it with: lintaid start --project {root})",
+                         EXIT_UNAVAILABLE)
             except protocol.DaemonTimeout as err:
                 fail(str(err), EXIT_UNAVAILABLE)
             except protocol.RemoteError as err:
                 fail(f"{err.code}: {err.message}")
+        if autostart:  # nothing was sent on DaemonUnavailable, so sending again is safe
+            try:
+                connection.ensure_daemon(root)
+            except protocol.DaemonUnavailable as err:
+                fail(str(err), EXIT_UNAVAILABLE)
     raise AssertionError("unreachable")
 
 
@@ -83,8 +90,6 @@ def main() -> None:
 def start(root: Path, foreground: bool) -> None:
     """Start the project's daemon (detached unless --foreground)."""
     if foreground:
-        from . import lock
-
         paths.ensure_state_dir(root)
         try:
             fd = lock.acquire(paths.lock_path(root))

@@ -109,10 +109,8 @@ class Daemon:
         return 0
 
     def _start_workspace(self) -> None:
-        try:
-            from .workspace.service import Workspace
-        except ImportError:
-            return
+        from .workspace.service import Workspace
+
         try:
             self.workspace = Workspace(self.root, submit=self.writer.submit)
             self.writer.add_flusher(self.workspace.flush)

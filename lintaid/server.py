@@ -75,11 +75,6 @@ class Server:
                     self._handle(frames)
             self._send_queued()
 
-    def drain_inflight(self, futures_done: Any) -> None:
-        """Send the replies of writes that finish during shutdown."""
-        futures_done()
-        self._send_queued()
-
     def close(self) -> None:
         self._send_queued()
         self.socket.close(linger=500)

@@ -30,7 +30,6 @@ class SpoolDrainer:
         self.hooks = hooks
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lintaid-spool", daemon=True)
-        self.drained = 0
 
     def start(self) -> None:
         self._thread.start()
@@ -76,7 +75,6 @@ class SpoolDrainer:
             path.unlink(missing_ok=True)
             done += 1
         if done:
-            self.drained += done
             log.info("spool_drained", events=done)
         return done
 

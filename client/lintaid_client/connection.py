@@ -135,7 +135,7 @@ def ensure_daemon(root: Path, *, timeout: float = 15.0) -> dict[str, Any]:
         answer = ping(root, timeout=0.5)
         if answer is not None:
             return answer
-        if proc.poll() is not None and ping(root, timeout=0.5) is None:
+        if proc.poll() is not None:
             # It exited: either another daemon won the lock (then ping answers) or it failed.
             answer = ping(root, timeout=1.0)
             if answer is not None:

@@ -11,7 +11,6 @@ Imports only the standard library, pyzmq and msgpack: this runs on every agent e
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import signal
@@ -20,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import paths, protocol, spool
+from . import lock, paths, protocol, spool
 from .connection import Connection, spawn_daemon
 
 DEFAULT_BUDGET_MS = 1000
@@ -53,21 +52,7 @@ def _bail(*_: object) -> None:
 
 def daemon_alive(root: Path) -> bool:
     """Return True when some process holds the project's daemon lock (running or starting)."""
-    try:
-        fd = os.open(paths.lock_path(root), os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
+    return lock.is_held(paths.lock_path(root))
 
 
 def _read_payload() -> dict[str, Any] | None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Final
@@ -34,17 +33,6 @@ def find_project_root(start: str | os.PathLike[str] | None = None) -> Path:
         if (candidate / ".git").exists():
             return candidate
     return here
-
-
-def git_toplevel(path: Path) -> Path | None:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "--show-toplevel"],
-            capture_output=True, text=True, timeout=2,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
 
 
 def state_dir(root: Path) -> Path:

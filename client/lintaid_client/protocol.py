@@ -38,14 +38,6 @@ NOT_FOUND: Final = "not_found"
 FORBIDDEN: Final = "forbidden"
 TOO_LARGE: Final = "too_large"
 INTERNAL: Final = "internal"
-ERROR_CODES: Final = frozenset(
-    {BAD_REQUEST, UNKNOWN_OP, UNSUPPORTED_VERSION, NOT_FOUND, FORBIDDEN, TOO_LARGE, INTERNAL}
-)
-
-OPS: Final = (
-    "ping", "status", "hook", "add", "search", "get", "list", "update", "forget",
-    "supersede", "expire", "history", "audit", "review", "lint", "reindex", "shutdown",
-)
 
 
 class LintaidError(Exception):

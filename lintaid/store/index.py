@@ -68,9 +68,6 @@ class TantivyIndex:
             if doc is not None:
                 w.add_document(tantivy.Document.from_dict(doc, self.schema))
 
-    def delete_all(self) -> None:
-        self.writer().delete_all_documents()
-
     def commit(self) -> None:
         w = self.writer()
         try:

@@ -33,7 +33,6 @@ from .sqlite import connect, transaction
 
 INDEX_VERSION = 3
 log = structlog.get_logger("lintaid.store")
-HIDDEN_STATUSES = ("superseded",)
 
 
 class StoreError(Exception):
@@ -448,18 +447,6 @@ class MemoryStore:
         return list(self._read().execute(
             "SELECT * FROM audit WHERE target = ? ORDER BY seq", (record_id,)
         ))
-
-    def superseded_by_map(self, ids: list[str]) -> dict[str, list[str]]:
-        """Held links: which records explicitly name each of ``ids`` as superseded."""
-        out: dict[str, list[str]] = {}
-        for chunk in _chunks(ids, 500):
-            marks = ",".join("?" * len(chunk))
-            for row in self._read().execute(
-                f"SELECT id, supersedes FROM records WHERE supersedes IN ({marks})"
-                " AND forgotten_at IS NULL", chunk,
-            ):
-                out.setdefault(row["supersedes"], []).append(row["id"])
-        return out
 
     def counts(self) -> dict[str, int]:
         conn = self._read()
