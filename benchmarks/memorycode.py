@@ -85,7 +85,7 @@ from pathlib import Path
 from typing import Any
 
 from lintaid.capture.record import NewRecord
-from lintaid.search import Searcher, SearchRequest, search
+from lintaid.search import Reader, SearchRequest
 from lintaid.store.memory import MemoryStore
 from lintaid.writer import Writer
 
@@ -99,7 +99,7 @@ TARGET_LEAKAGE = 0.02
 QUERY_KINDS = ("topic", "eval_query")
 HEADLINE = "topic"
 ARMS = ("on", "off")
-PRESENTED = ("current", "conflicted")
+PRESENTED = ("current", "partly_superseded", "conflicted")
 
 # ---------------------------------------------------------------------------------------------
 # Data
@@ -305,8 +305,8 @@ def _explain_top(hits: list[dict[str, Any]], chain: Chain, ins: Instruction,
     return out
 
 
-def _locate_gold(ctx: Searcher, result: QueryResult, gold_id: str) -> None:
-    deep = search(ctx, SearchRequest(query=result.query, top_k=100))["results"]
+def _locate_gold(ctx: Reader, result: QueryResult, gold_id: str) -> None:
+    deep = ctx.search(SearchRequest(query=result.query, top_k=100)).results
     ranks = [i for i, h in enumerate(deep, 1) if h["id"] == gold_id]
     result.gold_rank = ranks[0] if ranks else None
     result.gold_state = ctx.memory.get_rows([gold_id])[gold_id]["state"]
@@ -361,7 +361,7 @@ def run_dialogue(data: Path, number: int, topics: dict[int, Instruction],
             ingest = time.perf_counter() - started
             counts = store.counts()
             coverage = _claim_coverage(store, chains, topics, record_of)
-            ctx = Searcher(memory=store, wait_visible=writer.wait_visible)
+            ctx = Reader(memory=store, wait_visible=writer.wait_visible)
             results = []
             for chain in chains:
                 ins = topics[chain.instruction]
@@ -369,10 +369,10 @@ def run_dialogue(data: Path, number: int, topics: dict[int, Instruction],
                 for kind, query in (("topic", latest.obj), ("eval_query", ins.eval_query)):
                     for arm in ARMS:
                         t0 = time.perf_counter()
-                        found = search(ctx, SearchRequest(query=query, top_k=TOP_K,
-                                                          history=arm == "off"))
+                        found = ctx.search(SearchRequest(query=query, top_k=TOP_K,
+                                                         history=arm == "off"))
                         latency = time.perf_counter() - t0
-                        hits = found["results"]
+                        hits = [h.to_dict() for h in found.results]
                         if arm == "off":
                             hits = [without_policy(h) for h in hits]
                         recall, leaks, gold, stale = score(hits, chain, ins, session_of)

@@ -1,3 +1,3 @@
-from lintaid.cli import main
+from lintaid.cli import run
 
-main()
+run()

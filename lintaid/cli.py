@@ -14,11 +14,12 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
-from lintaid_client import connection, lock, paths, protocol
+from lintaid_client import connection, lock, ops, paths, protocol
+from lintaid_client.models import Hit, SearchResult
 
 from . import __version__
 
@@ -27,30 +28,50 @@ EXIT_UNAVAILABLE = 3
 
 
 def project_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    @click.option("--project", "project", type=click.Path(file_okay=False, path_type=Path),
-                  default=None, help="Project root (default: found from the working directory).")
+    @click.option("--project", "project",
+                  type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+                  help="Project root (default: found from the working directory).")
     @functools.wraps(fn)
     def wrapper(*args: Any, project: Path | None, **kwargs: Any) -> Any:
-        root = paths.find_project_root(project.resolve() if project else None)
-        if project is not None:
-            root = project.resolve()
+        try:
+            root = project.resolve() if project is not None else paths.find_project_root()
+        except paths.ProjectError as err:
+            fail(str(err))
         return fn(*args, root=root, **kwargs)
 
     return wrapper
 
 
-def fail(message: str, code: int = EXIT_ERROR) -> None:
+def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     click.echo(f"lintaid: {message}", err=True)
     sys.exit(code)
 
 
+def _spelled(op: str, err: protocol.RemoteError) -> str:
+    """The error's message with the argument spelled as the person typed it (``--top-k``)."""
+    message = err.message
+    if err.arg and op in ops.OPS:
+        try:
+            option = ops.OPS[op].arg(err.arg).option
+        except KeyError:
+            option = None
+        if option:
+            message = message.replace(f"'{err.arg}'", option).replace(err.arg, option)
+    return message
+
+
 def call(root: Path, op: str, args: dict[str, Any] | None = None, *, timeout: float = 30.0,
          autostart: bool = True) -> Any:
-    """One request to the project's daemon.
+    """One request to the project's daemon, checked against the op's declaration first.
 
     When nobody answers (or the daemon speaks another protocol, then after stopping it), the
     daemon is started and the request sent once more.
     """
+    args = {k: v for k, v in (args or {}).items() if v is not None}
+    try:
+        ops.validate(op, args)
+    except protocol.RemoteError as err:
+        fail(_spelled(op, err))
     autostart = autostart and os.environ.get("LINTAID_NO_AUTOSTART") != "1"
     for attempt in range(2):
         with connection.Connection(root) as conn:
@@ -58,7 +79,7 @@ def call(root: Path, op: str, args: dict[str, Any] | None = None, *, timeout: fl
                 return conn.call(op, args, timeout=timeout)
             except protocol.ProtocolMismatch:
                 if attempt:
-                    raise
+                    fail("the daemon speaks another protocol even after a restart")
                 click.echo("lintaid: daemon speaks another protocol; restarting it", err=True)
                 stop_daemon(root)
             except protocol.DaemonUnavailable as err:
@@ -68,13 +89,75 @@ def call(root: Path, op: str, args: dict[str, Any] | None = None, *, timeout: fl
             except protocol.DaemonTimeout as err:
                 fail(str(err), EXIT_UNAVAILABLE)
             except protocol.RemoteError as err:
-                fail(f"{err.code}: {err.message}")
+                fail(f"{err.code}: {_spelled(op, err)}")
         if autostart:  # nothing was sent on DaemonUnavailable, so sending again is safe
             try:
                 connection.ensure_daemon(root)
             except protocol.DaemonUnavailable as err:
                 fail(str(err), EXIT_UNAVAILABLE)
     raise AssertionError("unreachable")
+
+
+def op_options(op_name: str, *, skip: tuple[str, ...] = ()) -> Callable[[Any], Any]:
+    """Add the op's arguments to a command as the declaration says: the positional one, then
+    options with the declared types, ranges and defaults."""
+    spec = ops.OPS[op_name]
+
+    def decorate(fn: Any) -> Any:
+        for arg in reversed(spec.args):
+            if arg.cli is None or arg.name in skip:
+                continue
+            if arg.cli == "ARG":
+                fn = click.argument(arg.name, metavar=arg.name.upper())(fn)
+                continue
+            decls = (arg.option or "", arg.name)
+            if arg.type == ops.BOOL:
+                fn = click.option(*decls, is_flag=True, default=bool(arg.default),
+                                  help=arg.help)(fn)
+            elif arg.type == ops.INT:
+                fn = click.option(*decls, type=click.IntRange(arg.lo, arg.hi),
+                                  default=arg.default, show_default=arg.default is not None,
+                                  help=arg.help)(fn)
+            elif arg.type == ops.CHOICE:
+                fn = click.option(*decls, type=click.Choice(arg.choices), default=arg.default,
+                                  show_default=True, help=arg.help)(fn)
+            elif arg.type == ops.MAP:
+                fn = click.option(*decls, callback=_json_map, metavar="JSON",
+                                  help=arg.help)(fn)
+            else:
+                fn = click.option(*decls, default=None, help=arg.help,
+                                  metavar="TIME" if arg.type == ops.TIME else None)(fn)
+        return fn
+
+    return decorate
+
+
+def _json_map(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    try:
+        data = json.loads(value)
+    except ValueError as err:
+        raise click.BadParameter(f"not JSON: {err}") from None
+    if not isinstance(data, dict):
+        raise click.BadParameter("must be a JSON object")
+    return data
+
+
+def op_args(op_name: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The request's arguments: the command's values the op declares."""
+    names = {a.name for a in ops.OPS[op_name].args}
+    return {k: v for k, v in values.items() if k in names and v is not None}
+
+
+def _text(value: str) -> str:
+    """``-`` reads the text from standard input (long texts, pipes)."""
+    if value != "-":
+        return value
+    data = sys.stdin.read()
+    if not data.strip():
+        fail("nothing on standard input")
+    return data
 
 
 @click.group()
@@ -207,6 +290,8 @@ def status(root: Path, as_json: bool) -> None:
             f"{ws.get('watcher_mode', '?')}, queue {ws.get('queue_depth', 0)}, last event "
             f"{_ago(ws.get('last_event_at'))}"
         )
+    clients = [name for name, files in (data.get("clients") or {}).items() if files]
+    lines.append(f"  clients   {', '.join(clients) or 'none installed'}")
     v = data["versions"]
     lines.append(f"  versions  lintaid {v['lintaid']}, protocol {v['protocol']}, "
                  f"python {v['python']}, pyzmq {v['pyzmq']}, tantivy {v['tantivy']}")
@@ -247,123 +332,121 @@ def logs(root: Path, follow: bool, lines: int) -> None:
 
 
 # -- memory ----------------------------------------------------------------------------------
-def _user_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--user", "user_id", default=None,
-                        help="User id (default: the local user).")(fn)
-
-
 def _short(text: str, width: int = 100) -> str:
     line = " ".join(text.split())
     return line if len(line) <= width else line[: width - 3] + "..."
 
 
+def _print_hit(hit: Hit) -> None:
+    label = "historical" if hit.historical else hit.status
+    click.echo(f"{hit.id}  {label:<10} {hit.score:6.2f}  {hit.location()}")
+    click.echo(f"    {_short(hit.content)}")
+    if hit.superseded_by:
+        click.echo(f"    superseded by {hit.superseded_by}")
+    for path in hit.changed_files:
+        click.echo(f"    file changed since capture: {path}")
+
+
+json_flag = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
 @main.command()
 @project_option
-@click.argument("query")
-@click.option("--top-k", "-k", default=5, show_default=True, type=click.IntRange(1, 100))
-@click.option("--history", is_flag=True, help="Include superseded records, marked historical.")
-@click.option("--store", type=click.Choice(["memory", "workspace", "all"]), default="all",
-              show_default=True)
-@click.option("--as-of", type=float, default=None, help="What was believed at this epoch time.")
-@_user_option
-@click.option("--json", "as_json", is_flag=True)
-def search(root: Path, query: str, top_k: int, history: bool, store: str, as_of: float | None,
-           user_id: str | None, as_json: bool) -> None:
+@op_options("search")
+@json_flag
+def search(root: Path, as_json: bool, **values: Any) -> None:
     """Search memory and the workspace; superseded records are hidden unless --history."""
-    args: dict[str, Any] = {"query": query, "top_k": top_k, "history": history, "store": store,
-                            "user_id": user_id}
-    if as_of is not None:
-        args["as_of"] = as_of
-    result = call(root, "search", args)
+    result = SearchResult.from_dict(call(root, "search", op_args("search", values)))
     if as_json:
-        click.echo(json.dumps(result, indent=2))
+        click.echo(json.dumps(result.to_dict(), indent=2))
         return
-    if not result["results"]:
-        click.echo("no results" + (f" ({result['hidden']} hidden)" if result["hidden"] else ""))
+    if not result.results:
+        click.echo("no results" + (f" ({result.hidden} hidden)" if result.hidden else ""))
         return
-    for hit in result["results"]:
-        where = hit.get("path") or hit.get("source")
-        if hit.get("store") == "workspace":
-            where = f"{hit['path']}:{hit.get('start_line')}-{hit.get('end_line')}"
-        click.echo(f"{hit['id']}  {hit['status']:<10} {hit['score']:6.2f}  {where}")
-        click.echo(f"    {_short(hit['content'])}")
-        if hit.get("superseded_by"):
-            click.echo(f"    superseded by {hit['superseded_by']}")
-        for path in hit.get("changed_files") or []:
-            click.echo(f"    file changed since capture: {path}")
-    if result["hidden"]:
-        click.echo(f"({result['hidden']} hidden: superseded or expired; use --history)")
+    for hit in result.results:
+        _print_hit(hit)
+    if result.hidden:
+        click.echo(f"({result.hidden} hidden: superseded or expired; use --history)")
 
 
 @main.command()
 @project_option
-@click.argument("text")
-@click.option("--supersedes", default=None, help="Id of the memory this one replaces.")
-@click.option("--expires-at", type=float, default=None, help="Epoch seconds it stops being true.")
-@_user_option
-@click.option("--json", "as_json", is_flag=True)
-def add(root: Path, text: str, supersedes: str | None, expires_at: float | None,
-        user_id: str | None, as_json: bool) -> None:
-    """Add a memory."""
-    result = call(root, "add", {"content": text, "supersedes": supersedes, "source": "cli",
-                                "actor": "cli", "expires_at": expires_at, "user_id": user_id})
-    click.echo(json.dumps({"id": result["id"], "event": result["event"]}) if as_json
-               else f"{result['event'].lower()}: {result['id']}")
+@op_options("add")
+@json_flag
+def add(root: Path, as_json: bool, **values: Any) -> None:
+    """Add a memory (CONTENT, or - to read it from standard input)."""
+    args = op_args("add", values)
+    args.update(content=_text(values["content"]), source="cli", actor="cli")
+    result = call(root, "add", args)
+    if as_json:
+        click.echo(json.dumps({"id": result["id"], "event": result["event"]}))
+    elif result["event"] == "NONE":
+        click.echo(f"already stored: {result['id']}")
+    elif result["event"] == "FORGOTTEN":
+        click.echo(f"forgotten earlier, so not stored again: {result['id']}")
+    else:
+        click.echo(f"added: {result['id']}")
 
 
 @main.command()
 @project_option
-@click.argument("memory_id")
-@_user_option
-@click.option("--json", "as_json", is_flag=True)
-def get(root: Path, memory_id: str, user_id: str | None, as_json: bool) -> None:
+@op_options("get")
+@json_flag
+def get(root: Path, as_json: bool, **values: Any) -> None:
     """Show one memory with its status, claims and provenance."""
-    hit = call(root, "get", {"id": memory_id, "user_id": user_id})
+    hit = Hit.from_dict(call(root, "get", op_args("get", values)))
     if as_json:
-        click.echo(json.dumps(hit, indent=2))
+        click.echo(json.dumps(hit.to_dict(), indent=2))
         return
-    click.echo(f"{hit['id']}  {hit['status']}  {hit['source']}")
-    click.echo(f"captured {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(hit['created_at']))}"
-               f"  branch {hit.get('branch') or '-'}  revision {(hit.get('revision') or '-')[:12]}")
-    click.echo(hit["content"])
-    for claim in hit.get("claims", []):
-        click.echo(f"  claim [{claim['status']}] {claim['subject']} {claim['predicate']} "
-                   f"{claim['value']}")
+    click.echo(f"{hit.id}  {hit.status}  {hit.source}")
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(hit.created_at or 0))
+    click.echo(f"captured {when}  branch {hit.branch or '-'}  "
+               f"revision {(hit.revision or '-')[:12]}")
+    click.echo(hit.content)
+    for claim in hit.claims:
+        click.echo(f"  claim [{claim.status}] {claim.subject} {claim.predicate} {claim.value}")
 
 
 @main.command()
 @project_option
-@click.argument("memory_id")
-@click.option("--reason", default=None)
-@_user_option
-def forget(root: Path, memory_id: str, reason: str | None, user_id: str | None) -> None:
+@op_options("update")
+@json_flag
+def edit(root: Path, as_json: bool, **values: Any) -> None:
+    """Replace a memory's text (--text, or --text - for standard input)."""
+    args = op_args("update", values)
+    args.update(content=_text(values["content"]), actor="cli")
+    result = call(root, "update", args)
+    click.echo(json.dumps(result) if as_json else f"updated: {result['id']}")
+
+
+@main.command()
+@project_option
+@op_options("forget")
+def forget(root: Path, **values: Any) -> None:
     """Forget a memory: hidden everywhere, and the same text captured again stays forgotten."""
-    call(root, "forget", {"id": memory_id, "reason": reason, "actor": "cli", "user_id": user_id})
-    click.echo(f"forgotten: {memory_id}")
+    result = call(root, "forget", {**op_args("forget", values), "actor": "cli"})
+    click.echo(f"forgotten: {result['id']}")
 
 
 @main.command()
 @project_option
-@click.argument("old_id")
-@click.option("--by", "new_id", default=None, help="Id of an existing replacement.")
-@click.option("--text", "content", default=None, help="Text of a new replacement.")
-@_user_option
-def supersede(root: Path, old_id: str, new_id: str | None, content: str | None,
-              user_id: str | None) -> None:
-    """Mark OLD_ID as superseded by another memory (existing, or new text)."""
-    result = call(root, "supersede", {"old_id": old_id, "new_id": new_id, "content": content,
-                                      "actor": "cli", "user_id": user_id})
+@op_options("supersede")
+def supersede(root: Path, **values: Any) -> None:
+    """Mark OLD_ID as superseded by another memory (--by ID) or by new text (--text)."""
+    args = {**op_args("supersede", values), "actor": "cli", "source": "cli"}
+    if args.get("content") is not None:
+        args["content"] = _text(args["content"])
+    result = call(root, "supersede", args)
     click.echo(f"{result['old_id']} superseded by {result['new_id']}")
 
 
 @main.command()
 @project_option
-@click.argument("memory_id")
-@_user_option
-@click.option("--json", "as_json", is_flag=True)
-def history(root: Path, memory_id: str, user_id: str | None, as_json: bool) -> None:
+@op_options("history")
+@json_flag
+def history(root: Path, as_json: bool, **values: Any) -> None:
     """Show the audit trail of one memory."""
-    result = call(root, "history", {"id": memory_id, "user_id": user_id})
+    result = call(root, "history", op_args("history", values))
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
@@ -374,22 +457,22 @@ def history(root: Path, memory_id: str, user_id: str | None, as_json: bool) -> N
 
 @main.command(name="list")
 @project_option
-@click.option("--limit", default=20, show_default=True)
-@_user_option
-@click.option("--json", "as_json", is_flag=True)
-def list_(root: Path, limit: int, user_id: str | None, as_json: bool) -> None:
+@op_options("list")
+@json_flag
+def list_(root: Path, as_json: bool, **values: Any) -> None:
     """List the newest memories that are currently believed."""
-    result = call(root, "list", {"limit": limit, "user_id": user_id})
+    result = call(root, "list", op_args("list", values))
+    hits = [Hit.from_dict(h) for h in result["results"]]
     if as_json:
-        click.echo(json.dumps(result, indent=2))
+        click.echo(json.dumps({"results": [h.to_dict() for h in hits]}, indent=2))
         return
-    for hit in result["results"]:
-        click.echo(f"{hit['id']}  {hit['status']:<10} {_short(hit['content'], 90)}")
+    for hit in hits:
+        click.echo(f"{hit.id}  {hit.status:<10} {_short(hit.content, 90)}")
 
 
 @main.command()
 @project_option
-@click.option("--full", is_flag=True, help="Re-read every file, not only changed ones.")
+@op_options("reindex")
 def reindex(root: Path, full: bool) -> None:
     """Bring the workspace index in step with the files, with a progress bar."""
     import threading
@@ -408,13 +491,19 @@ def reindex(root: Path, full: bool) -> None:
 
     worker = threading.Thread(target=run, daemon=True)
     worker.start()
+    misses = 0
     with Progress(transient=True) as progress, connection.Connection(root) as conn:
         task = progress.add_task("re-indexing workspace", total=None)
         while worker.is_alive():
             worker.join(0.2)
             try:
                 ws = conn.call("status", timeout=2.0).get("workspace") or {}
+                misses = 0
             except protocol.LintaidError:
+                misses += 1
+                if misses >= 5:  # the daemon stopped answering: do not wait forever
+                    fail("the daemon stopped answering during the re-index; "
+                         "run `lintaid reindex` again", EXIT_UNAVAILABLE)
                 continue
             state = ws.get("progress") or {}
             if state.get("total"):
@@ -430,43 +519,78 @@ def reindex(root: Path, full: bool) -> None:
 
 # -- integrations ----------------------------------------------------------------------------
 def _script(name: str) -> str:
-    """The bare script name when the agent will find it on PATH, else its absolute path."""
-    import shutil
-
+    """The script's absolute path beside this interpreter, else its bare name."""
     beside = Path(sys.executable).parent / name
-    on_path = shutil.which(name)
-    if on_path and (not beside.exists() or Path(on_path).resolve() == beside.resolve()):
-        return name
     return str(beside) if beside.exists() else name
 
 
+def _commands() -> Any:
+    from .integrations.base import Commands
+
+    return Commands(hook=(_script("lintaid-hook"),), mcp=(_script("lintaid-mcp"),))
+
+
+def _client_choice() -> click.Choice:
+    from .integrations import registry
+
+    return click.Choice(registry.names())
+
+
+def _scope(user_scope: bool) -> str:
+    return "user" if user_scope else "project"
+
+
 @main.command()
 @project_option
-@click.argument("client", type=click.Choice(["claude-code"]))
-@click.option("--user", "user_scope", is_flag=True, help="Install in ~/.claude (all projects).")
+@click.argument("client", type=_client_choice())
+@click.option("--user", "user_scope", is_flag=True,
+              help="Install for every project of this user, not only this one.")
 def install(root: Path, client: str, user_scope: bool) -> None:
-    """Install the hooks (and the MCP server) for an agent client."""
-    from .integrations.install import install_claude_code
+    """Install the hooks and the MCP server for an agent client."""
+    from .integrations import registry
+    from .integrations.config_files import ConfigError
 
-    lines = install_claude_code(root, "user" if user_scope else "project",
-                                hook_command=_script("lintaid-hook"),
-                                mcp_command=_script("lintaid-mcp"))
-    for line in lines:
+    agent = registry.get(client)
+    try:
+        report = agent.install(root, _scope(user_scope), _commands())  # type: ignore[arg-type]
+    except ConfigError as err:
+        fail(str(err))
+    for line in report.changes:
         click.echo(line)
-    if not lines:
-        click.echo("lintaid: Claude Code hooks and MCP server already installed; nothing changed")
+    if not report.changes:
+        click.echo(f"lintaid: {agent.title} hooks and MCP server already installed; "
+                   "nothing changed")
+    for step in report.next_steps:
+        click.echo(f"next: {step}")
 
 
 @main.command()
 @project_option
-@click.argument("client", type=click.Choice(["claude-code"]))
-@click.option("--user", "user_scope", is_flag=True, help="Remove from ~/.claude.")
+@click.argument("client", type=_client_choice())
+@click.option("--user", "user_scope", is_flag=True, help="Remove the user-level install.")
 def uninstall(root: Path, client: str, user_scope: bool) -> None:
     """Remove exactly what `lintaid install` added."""
-    from .integrations.install import uninstall_claude_code
+    from .integrations import registry
+    from .integrations.config_files import ConfigError
 
-    lines = uninstall_claude_code(root, "user" if user_scope else "project")
-    for line in lines:
+    agent = registry.get(client)
+    try:
+        report = agent.uninstall(root, _scope(user_scope), _commands())  # type: ignore[arg-type]
+    except ConfigError as err:
+        fail(str(err))
+    for line in report.changes:
         click.echo(line)
-    if not lines:
-        click.echo("lintaid: nothing of lintaid's was installed for Claude Code")
+    if not report.changes:
+        click.echo(f"lintaid: nothing of lintaid's was installed for {agent.title}")
+
+
+def run() -> None:
+    """The console script: no traceback ever reaches a person, only one line."""
+    try:
+        main()
+    except (KeyboardInterrupt, BrokenPipeError):
+        sys.exit(130)
+    except Exception as err:  # a bug: say what, where the log is, and stop
+        message = f"{type(err).__name__}: {err}".encode("utf-8", "replace").decode()
+        print(f"lintaid: unexpected error: {message}", file=sys.stderr)
+        sys.exit(EXIT_ERROR)

@@ -13,6 +13,7 @@ import os
 import signal
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -25,8 +26,12 @@ from lintaid_client import paths, protocol
 from lintaid_client import spool as spool_files
 
 from . import __version__, logs
-from .integrations.hooks import Hooks
-from .search import Searcher
+from .capture.git import git_state
+from .hooks import HookDispatcher, InjectConfig
+from .integrations import registry
+from .ops import Services
+from .search import Reader
+from .server import Server
 from .spool_drain import SpoolDrainer
 from .store.memory import MemoryStore
 from .writer import Writer
@@ -58,50 +63,59 @@ class Config:
 
 
 class Daemon:
+    """One project's daemon: it owns the stores, the writer, the reader pool and the loop.
+
+    ``run`` serves until ``request_shutdown``; ``ready`` is set once the socket is bound and
+    the status file written (tests run a daemon in a thread and wait on it).
+    """
+
     def __init__(self, root: Path, config: Config | None = None) -> None:
         self.root = root
         self.config = config or Config.from_env()
         self.pid = os.getpid()
         self.version = __version__
         self.started_at = time.time()
+        self.ready = threading.Event()
         self._stop = threading.Event()
         self.workspace: Any = None
         self.store: MemoryStore
         self.writer: Writer
-        self.searcher: Searcher
-        self.hooks: Hooks
+        self.reader: Reader
+        self.server: Server | None = None
 
     # -- life cycle ----------------------------------------------------------------------
     def request_shutdown(self) -> None:
         self._stop.set()
-        server = getattr(self, "server", None)
-        if server is not None:
-            server.wake()
+        if self.server is not None:
+            self.server.wake()
 
     def install_signal_handlers(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.request_shutdown())
 
     def run(self) -> int:
-        from .server import Server
-
         paths.ensure_state_dir(self.root)
         logs.configure(paths.log_path(self.root), level=self.config.log_level)
         endpoint = paths.endpoint(self.root)
         self.store = MemoryStore(self.root)
         self.writer = Writer(self.store)
         self.writer.start()
-        self.searcher = Searcher(memory=self.store, wait_visible=self.writer.wait_visible)
-        self.hooks = Hooks(self)
-        self.server = Server(self, endpoint)
+        self.reader = Reader(memory=self.store, wait_visible=self.writer.wait_visible)
+        hooks = HookDispatcher(self.root, self.reader, self.store, self.writer.submit,
+                               InjectConfig(self.config.inject_top_k,
+                                            self.config.inject_max_bytes))
+        services = Services(reader=self.reader, writes=self.store, submit=self.writer.submit,
+                            hooks=hooks, control=self, provenance=self.provenance)
+        self.server = Server(services, endpoint)
         self.server.bind()
         self._write_status(endpoint)
         log.info("started", pid=self.pid, endpoint=endpoint, root=str(self.root),
                  index_rebuilt=self.store.index.rebuilt, version=self.version)
-        self.drainer = SpoolDrainer(self.root, self.hooks)
+        self.drainer = SpoolDrainer(self.root, hooks.handle)
         self.drainer.start()
         if self.config.watch_workspace:
             self._start_workspace()
+        self.ready.set()
         try:
             self.server.serve(self._stop.is_set)
         finally:
@@ -114,12 +128,12 @@ class Daemon:
         try:
             self.workspace = Workspace(self.root, submit=self.writer.submit)
             self.writer.add_flusher(self.workspace.flush)
-            self.searcher.workspace = self.workspace
+            self.reader.workspace = self.workspace
             self.workspace.start()
         except Exception as err:  # memory must keep working even if the watcher cannot
             log.error("workspace_failed", error=str(err), exc_info=err)
             self.workspace = None
-            self.searcher.workspace = None
+            self.reader.workspace = None
 
     def _shutdown(self) -> None:
         log.info("stopping")
@@ -127,11 +141,26 @@ class Daemon:
         self.drainer.stop()
         if self.workspace is not None:
             self.workspace.stop()
-        self.hooks.close()
+        assert self.server is not None
+        self.server.drain()
         self.writer.stop()
         self.server.close()
         self.store.close()
         log.info("stopped")
+
+    # -- control (ops answered by the daemon itself) ---------------------------------------
+    def provenance(self) -> tuple[str | None, str | None]:
+        return git_state(str(self.root))
+
+    def ping(self) -> dict[str, Any]:
+        return {"pong": True, "pid": self.pid, "version": self.version,
+                "protocol": protocol.VERSION}
+
+    def reindex(self, full: bool) -> Future[dict[str, Any]]:
+        if self.workspace is None:
+            raise protocol.BadRequest("the workspace watcher is off for this daemon")
+        future: Future[dict[str, Any]] = self.workspace.reindex(full=full)
+        return future
 
     # -- status ----------------------------------------------------------------------------
     def _write_status(self, endpoint: str) -> None:
@@ -167,15 +196,17 @@ class Daemon:
         result: dict[str, Any] = {
             "pid": self.pid,
             "root": str(self.root),
-            "endpoint": self.server.endpoint,
+            "endpoint": self.server.endpoint if self.server else None,
             "uptime_s": round(time.time() - self.started_at, 1),
             "started_at": self.started_at,
             "rss_bytes": proc.memory_info().rss,
             "threads": proc.num_threads(),
-            "requests": self.server.requests,
+            "requests": self.server.requests if self.server else 0,
             "writer_queue": self.writer.depth,
             "spool_depth": len(spool_files.pending(self.root)),
             "memory": self.store.counts(),
+            "clients": {name: client.installed(self.root)
+                        for name, client in registry.CLIENTS.items()},
             "versions": {
                 "lintaid": self.version,
                 "protocol": protocol.VERSION,

@@ -1,50 +1,65 @@
-"""The ROUTER loop: receive, validate, dispatch through the op registry, reply.
+"""The request loop: receive, decode, validate against the op's declaration, route, reply.
 
-One thread owns the ROUTER socket. Handlers that wait on the writer return a Future; its
-reply is queued by a done-callback (on whatever thread resolves it) and the loop is woken
+The loop only routes. ``control`` ops (ping, shutdown) are answered here; every other op runs
+on the reader pool, so a search, a transcript read, a git call or a file hash never delays
+the next request. A handler's result may be a future (a write resolves after its commit); its
+reply is queued by a done-callback on whatever thread resolves it and the loop is woken
 through a pipe, so only the loop thread ever touches the socket.
+
+A request that cannot be decoded at all is dropped (there is nobody to answer); every
+decodable one gets a typed reply, an oversized one included.
 """
 
 from __future__ import annotations
 
 import os
 import queue
-from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import structlog
 import zmq
 
-from lintaid_client import protocol
+from lintaid_client import ops, protocol
 
-from .ops import REGISTRY, error_code
-
-if TYPE_CHECKING:
-    from .daemon import Daemon
+from .futures import settle
+from .ops import HANDLERS, Services, error_code
 
 log = structlog.get_logger("lintaid.server")
 
+SOCKET_MAX_BYTES = 64 * 1024 * 1024
+"""Above this libzmq drops the message; between the protocol's limit and this, the daemon
+answers ``too_large`` itself, so a client is told rather than left waiting."""
+READERS = 4
+
 
 class Server:
-    def __init__(self, daemon: Daemon, endpoint: str) -> None:
-        self.daemon = daemon
+    def __init__(self, services: Services, endpoint: str, *, readers: int = READERS) -> None:
+        self.services = services
         self.endpoint = endpoint
         self.context = zmq.Context()
         self.socket = self.context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 1000)
-        self.socket.setsockopt(zmq.MAXMSGSIZE, protocol.MAX_MESSAGE_BYTES)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, SOCKET_MAX_BYTES)
         self.socket.setsockopt(zmq.ROUTER_MANDATORY, 0)
-        self._replies: queue.Queue[tuple[list[bytes], dict[str, Any]]] = queue.Queue()
+        self.pool = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="lintaid-reader")
+        self._replies: queue.Queue[tuple[list[bytes], bytes | None, dict[str, Any]]] = \
+            queue.Queue()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self.requests = 0
 
     def bind(self) -> None:
-        path = self.endpoint.removeprefix("ipc://")
         self.socket.bind(self.endpoint)
-        if path != self.endpoint:
+        path = self.ipc_path
+        if path:
             os.chmod(path, 0o600)
+
+    @property
+    def ipc_path(self) -> str | None:
+        path = self.endpoint.removeprefix("ipc://")
+        return path if path != self.endpoint else None
 
     def wake(self) -> None:
         try:
@@ -75,30 +90,42 @@ class Server:
                     self._handle(frames)
             self._send_queued()
 
+    def drain(self) -> None:
+        """Finish the requests already routed to the pool and send their replies."""
+        self.pool.shutdown(wait=True)
+        self._send_queued()
+
     def close(self) -> None:
         self._send_queued()
         self.socket.close(linger=500)
         self.context.term()
         os.close(self._wake_r)
         os.close(self._wake_w)
+        if self.ipc_path:
+            try:
+                os.unlink(self.ipc_path)
+            except OSError:
+                pass
 
     # -------------------------------------------------------------------------------------
     def _send_queued(self) -> None:
         while True:
             try:
-                identity, reply = self._replies.get_nowait()
+                identity, content_type, reply = self._replies.get_nowait()
             except queue.Empty:
                 return
-            self._send(identity, reply)
+            self._send(identity, content_type, reply)
 
-    def _send(self, identity: list[bytes], reply: dict[str, Any]) -> None:
+    def _send(self, identity: list[bytes], content_type: bytes | None,
+              reply: dict[str, Any]) -> None:
         try:
-            data = protocol.pack(reply)
+            frames = protocol.encode(reply, content_type)
         except (TypeError, ValueError) as err:
-            data = protocol.pack(protocol.error_reply(
-                reply.get("id"), protocol.INTERNAL, f"reply could not be encoded: {err}"))
+            frames = protocol.encode(protocol.error_reply(
+                reply.get("id"), protocol.INTERNAL, f"reply could not be encoded: {err}"),
+                content_type)
         try:
-            self.socket.send_multipart([*identity, data], zmq.NOBLOCK)
+            self.socket.send_multipart([*identity, *frames], zmq.NOBLOCK)
         except zmq.ZMQError as err:  # the client went away; nothing to do
             log.debug("reply_dropped", error=str(err))
 
@@ -106,57 +133,89 @@ class Server:
         self.requests += 1
         if len(frames) < 2:
             return
-        identity, body = frames[:-1], frames[-1]
-        if len(body) > protocol.MAX_MESSAGE_BYTES:
-            self._send(identity, protocol.error_reply(None, protocol.TOO_LARGE,
-                                                      "message larger than 8 MiB"))
+        identity, body = frames[:1], frames[1:]
+        content_type = body[0] if len(body) == 2 else None
+        size = sum(len(f) for f in body)
+        if size > protocol.MAX_MESSAGE_BYTES:
+            self._send(identity, content_type, protocol.error_reply(
+                None, protocol.TOO_LARGE,
+                f"message of {size} bytes is larger than {protocol.MAX_MESSAGE_BYTES}"))
             return
         try:
-            message = protocol.unpack(body)
+            message, content_type = protocol.decode(body)
         except (ValueError, TypeError) as err:
-            log.warning("malformed_message", error=str(err), size=len(body))
-            return  # not a message at all: drop it
-        if not isinstance(message, dict):
-            self._send(identity, protocol.error_reply(None, protocol.BAD_REQUEST,
-                                                      "a request must be a map"))
+            if content_type == protocol.CONTENT_JSON:  # the peer said what it speaks
+                self._send(identity, content_type, protocol.error_reply(
+                    None, protocol.BAD_REQUEST, f"not a readable message: {err}"))
+            else:
+                log.warning("malformed_message", error=str(err), size=size)
             return
-        rid = message.get("id")
-        if not isinstance(rid, str):
-            rid = None
+        self._route(identity, content_type, message)
+
+    def _route(self, identity: list[bytes], content_type: bytes | None, message: Any) -> None:
+        def reply(payload: dict[str, Any]) -> None:
+            self._send(identity, content_type, payload)
+
+        if not isinstance(message, dict):
+            reply(protocol.error_reply(None, protocol.BAD_REQUEST, "a request must be a map"))
+            return
+        rid = message.get("id") if isinstance(message.get("id"), str) else None
         if message.get("v") != protocol.VERSION:
-            self._send(identity, protocol.error_reply(
+            reply(protocol.error_reply(
                 rid, protocol.UNSUPPORTED_VERSION,
                 f"this daemon speaks protocol {protocol.VERSION}, not {message.get('v')!r}"))
             return
         op = message.get("op")
-        handler = REGISTRY.get(op) if isinstance(op, str) else None
-        if handler is None:
-            self._send(identity, protocol.error_reply(rid, protocol.UNKNOWN_OP,
-                                                      f"unknown op {op!r}"))
+        spec = ops.OPS.get(op) if isinstance(op, str) else None
+        if spec is None:
+            reply(protocol.error_reply(rid, protocol.UNKNOWN_OP, f"unknown op {op!r}"))
             return
-        args = message.get("args", {})
-        if rid is None or not isinstance(args, dict):
-            self._send(identity, protocol.error_reply(
-                rid, protocol.BAD_REQUEST, "a request needs a string 'id' and a map 'args'"))
+        after = message.get("after")
+        if rid is None or (after is not None and not isinstance(after, str)):
+            reply(protocol.error_reply(
+                rid, protocol.BAD_REQUEST,
+                "a request needs a string 'id' (and 'after', when given, is a token string)"))
             return
         try:
-            result = handler(self.daemon, args)
-        except Exception as err:
-            self._send(identity, self._error(rid, op, err))
+            args = ops.validate(spec, message.get("args"))
+        except protocol.RemoteError as err:
+            reply(protocol.error_reply(rid, err.code, err.message, arg=err.arg))
             return
-        if isinstance(result, Future):
-            result.add_done_callback(lambda fut: self._complete(identity, rid, op, fut))
+        handler = HANDLERS[spec.name]
+        wait = spec.name == "search"  # only the index lags behind a commit
+        if spec.kind == ops.CONTROL:
+            self._run(handler, args, identity, content_type, rid, spec.name, False, None)
+            return
+        try:
+            self.pool.submit(self._run, handler, args, identity, content_type, rid, spec.name,
+                             wait, after)
+        except RuntimeError:  # the pool is shut: the daemon is stopping
+            reply(protocol.error_reply(rid, protocol.UNAVAILABLE, "the daemon is stopping"))
+
+    def _run(self, handler: Any, args: dict[str, Any], identity: list[bytes],
+             content_type: bytes | None, rid: str, op: str, wait: bool,
+             after: str | None) -> None:
+        """Run one handler (on a pool thread, or the loop for control ops); queue its reply.
+
+        ``wait``: first wait until the write ``after`` names (or, without a token, every
+        committed write) is searchable.
+        """
+        def done(result: Any, err: BaseException | None, token: str | None) -> None:
+            if err is None:
+                payload = protocol.ok_reply(rid, result, token)
+            else:
+                code, text, arg = error_code(err)
+                if code == protocol.INTERNAL:
+                    log.error("op_failed", op=op, error=text, exc_info=err)
+                payload = protocol.error_reply(rid, code, text, arg=arg)
+            self._replies.put((identity, content_type, payload))
+            self.wake()
+
+        try:
+            if wait:
+                self.services.reader.settle(after)
+            result = handler(self.services, args)
+        except Exception as err:
+            done(None, err, None)
         else:
-            self._send(identity, protocol.ok_reply(rid, result))
-
-    def _complete(self, identity: list[bytes], rid: str, op: str, fut: Future[Any]) -> None:
-        err = fut.exception()
-        reply = protocol.ok_reply(rid, fut.result()) if err is None else self._error(rid, op, err)
-        self._replies.put((identity, reply))
-        self.wake()
-
-    def _error(self, rid: str | None, op: str, err: BaseException) -> dict[str, Any]:
-        code, message = error_code(err)
-        if code == protocol.INTERNAL:
-            log.error("op_failed", op=op, error=message, exc_info=err)
-        return protocol.error_reply(rid, code, message)
+            settle(result, done)

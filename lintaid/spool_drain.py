@@ -1,42 +1,52 @@
 """Drain the spool: events the shims could not hand over, replayed through the normal path.
 
-A spooled file is removed only after its records are committed; a file that cannot be read
-as an event is moved to ``spool/rejected/`` (kept, logged), never silently lost. Replays are
-harmless because record ids derive from content and provenance.
+A spooled file is removed only after its records are committed. A failure that may pass (disk
+full, the daemon stopping) leaves the file where it is and the drainer tries again later,
+backing off; only a permanent one (a file that is not an event, an event the daemon refuses)
+moves the file to ``spool/rejected/`` with the reason beside it, redacted, never silently lost.
+Replays are harmless because record ids derive from content and provenance.
 """
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import structlog
 
 from lintaid_client import protocol, spool
+from lintaid_client.redact import redact, redact_value
 
-from .capture.redact import redact, redact_value
-
-if TYPE_CHECKING:
-    from .integrations.hooks import Hooks
+from .ops import error_code
 
 log = structlog.get_logger("lintaid.spool")
 POLL_SECONDS = 0.25
+MAX_BACKOFF_SECONDS = 30.0
+WAIT_SECONDS = 120.0
+
+HandleHook = Callable[..., "Future[Any]"]
 
 
 class SpoolDrainer:
-    def __init__(self, root: Path, hooks: Hooks) -> None:
+    def __init__(self, root: Path, handle: HandleHook) -> None:
         self.root = root
-        self.hooks = hooks
+        self.handle = handle
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lintaid-spool", daemon=True)
+        self.backoff = 0.0
+        self.last_error: str | None = None
 
     def start(self) -> None:
         self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(30)
+        if self._thread.is_alive():
+            self._thread.join(30)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -44,7 +54,7 @@ class SpoolDrainer:
                 self.drain_once()
             except Exception as err:  # keep draining on the next tick
                 log.error("spool_drain_failed", error=str(err), exc_info=err)
-            self._stop.wait(POLL_SECONDS)
+            self._stop.wait(POLL_SECONDS + self.backoff)
 
     def drain_once(self) -> int:
         files = spool.pending(self.root)
@@ -57,29 +67,43 @@ class SpoolDrainer:
             try:
                 message = spool.read(path)
                 args = message["args"]
-                future = self.hooks.handle(
-                    str(args.get("provider")), str(args.get("event")), args.get("payload") or {},
-                    inject=False,
-                )
+                future = self.handle(str(args.get("provider")), str(args.get("event")),
+                                     args.get("payload") or {}, inject=False)
             except Exception as err:
-                self._reject(path, err)
+                if self._transient(path, err):
+                    return 0
                 continue
             futures.append((path, future))
         done = 0
         for path, future in futures:
             try:
-                future.result(timeout=60)
+                future.result(timeout=WAIT_SECONDS)
             except Exception as err:
-                self._reject(path, err)
+                if self._transient(path, err):
+                    break
                 continue
             path.unlink(missing_ok=True)
             done += 1
         if done:
+            self.backoff = 0.0
+            self.last_error = None
             log.info("spool_drained", events=done)
         return done
 
-    def _reject(self, path: Path, err: BaseException) -> None:
-        """Keep a redacted copy for a person to look at; secrets must not stay on disk."""
+    def _transient(self, path: Path, err: BaseException) -> bool:
+        """Back off on a failure that may pass (True); reject the event otherwise."""
+        code, message, _arg = error_code(err)
+        if code in protocol.RETRYABLE or isinstance(err, TimeoutError):
+            self.backoff = min(MAX_BACKOFF_SECONDS, max(1.0, self.backoff * 2))
+            self.last_error = message
+            log.warning("spool_retry_later", file=path.name, error=message,
+                        backoff_s=self.backoff)
+            return True
+        self._reject(path, f"{code}: {message}")
+        return False
+
+    def _reject(self, path: Path, reason: str) -> None:
+        """Keep a redacted copy and the reason for a person to look at."""
         rejected = path.parent / "rejected"
         rejected.mkdir(exist_ok=True, mode=0o700)
         try:
@@ -89,7 +113,9 @@ class SpoolDrainer:
             except (ValueError, TypeError):
                 kept = redact(raw.decode("utf-8", "replace")).encode()
             (rejected / path.name).write_bytes(kept)
+            (rejected / (path.name + ".reason")).write_text(
+                json.dumps({"reason": redact(reason)}) + "\n")
             path.unlink(missing_ok=True)
         except OSError:
             pass
-        log.warning("spool_event_rejected", file=path.name, error=str(err))
+        log.warning("spool_event_rejected", file=path.name, error=reason)

@@ -3,12 +3,14 @@
 Jobs queue up; the writer takes everything waiting (up to ``max_batch``) and runs it in one
 SQLite transaction, each job in its own savepoint, so a burst of 50 captures costs one commit.
 A job's future resolves only after that commit, so an acknowledged write is durable. The index
-is then brought in step, and ``wait_visible`` lets a reader wait for that, so an acknowledged
-write is visible to the very next search.
+is then brought in step by the store's indexer; each committed batch has a token
+(``"<instance>.<n>"``, set as ``future.token``), and ``wait_visible(token)`` lets a reader wait,
+off the request loop, until that batch is searchable.
 """
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -16,6 +18,8 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 import structlog
+
+from lintaid_client import protocol
 
 from .store.memory import MemoryStore
 
@@ -34,6 +38,7 @@ class Writer:
         self._visible = threading.Condition()
         self._committed = 0
         self._indexed = 0
+        self.instance = os.urandom(4).hex()  # tokens of an earlier daemon never wait here
         self._after_commit: list[Callable[[], None]] = []
         self._stopped = threading.Event()
 
@@ -48,7 +53,7 @@ class Writer:
         """Queue ``job`` to run on the writer thread; its future resolves after the commit."""
         future: Future[T] = Future()
         if self._stopped.is_set():
-            future.set_exception(RuntimeError("the writer has stopped"))
+            future.set_exception(protocol.Unavailable("the daemon is stopping"))
             return future
         self._queue.put((job, future))
         return future
@@ -60,10 +65,21 @@ class Writer:
     def depth(self) -> int:
         return self._queue.qsize()
 
-    def wait_visible(self, timeout: float = 5.0) -> bool:
-        """Block until every batch committed so far is in the index; False on timeout."""
+    def token(self, generation: int) -> str:
+        return f"{self.instance}.{generation}"
+
+    def wait_visible(self, token: str | None = None, timeout: float = 5.0) -> bool:
+        """Block until ``token``'s batch (default: every batch committed so far) is in the
+        index; False on timeout. A token of another daemon instance never waits: a daemon
+        brings its index in step with the database before it serves."""
         with self._visible:
-            target = self._committed
+            if token is None:
+                target = self._committed
+            else:
+                instance, _, number = token.partition(".")
+                if instance != self.instance or not number.isdigit():
+                    return True
+                target = min(int(number), self._committed)
             return self._visible.wait_for(lambda: self._indexed >= target, timeout)
 
     def stop(self, timeout: float = 30.0) -> None:
@@ -101,7 +117,7 @@ class Writer:
             except queue.Empty:
                 break
             if item is not _STOP:
-                item[1].set_exception(RuntimeError("the writer has stopped"))
+                item[1].set_exception(protocol.Unavailable("the daemon is stopping"))
 
     def _run_batch(self, batch: list[tuple[Callable[[], Any], Future[Any]]]) -> None:
         outcomes: list[tuple[Future[Any], bool, Any]] = []
@@ -125,7 +141,9 @@ class Writer:
         with self._visible:
             self._committed += 1
             generation = self._committed
+        token = self.token(generation)
         for future, ok, value in outcomes:
+            future.token = token  # type: ignore[attr-defined]
             if ok:
                 future.set_result(value)
             else:

@@ -10,14 +10,11 @@ from typing import Any
 import pytest
 
 from lintaid.capture import git as gitinfo
-from lintaid.integrations.claude_code import (
-    CAPTURE_EVENTS,
-    INJECT_EVENTS,
-    SESSION_START_QUERY,
-    format_injection,
-    query_for_event,
-    records_for_event,
-)
+from lintaid.capture.record import NewRecord
+from lintaid.hooks import build_records
+from lintaid.integrations import injection, registry
+from lintaid.integrations.claude_code import CAPTURE_EVENTS, INJECT_EVENTS, ClaudeCode
+from lintaid_client.models import Hit
 from tests.transcripts import (
     DEFAULT_SESSION,
     FAKE_SECRETS,
@@ -56,6 +53,14 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
+CLIENT = ClaudeCode()
+
+
+def records_for_event(event: str, payload: dict[str, Any],
+                      now: float | None = None) -> list[NewRecord]:
+    return build_records(CLIENT, CLIENT.parse(event, payload), now=now)
+
+
 def stop_for(project: Path, **extra: Any) -> dict[str, Any]:
     path = write_transcript(project.parent / "t.jsonl", realistic_turns(str(project)),
                             cwd=str(project))
@@ -69,14 +74,13 @@ def test_stop_builds_one_outcome_record(project: Path) -> None:
     payload = stop_for(project)
     [rec] = records_for_event("Stop", payload, now=1_700_000_000.0)
     lines = rec.content.split("\n")
-    assert lines[0] == "Claude Code outcome"
-    assert lines[1] == f"Request: {FINAL_REQUEST}"
-    assert lines[2].startswith("Result: Done. Summary of the change: - `gateway/retry.py`")
-    assert lines[2].endswith("All 42 tests pass.")
-    assert lines[3] == (f"Affected paths: {project}/gateway/retry.py, "
+    assert lines[0] == f"Request: {FINAL_REQUEST}"
+    assert lines[1].startswith("Result: Done. Summary of the change: - `gateway/retry.py`")
+    assert lines[1].endswith("All 42 tests pass.")
+    assert lines[2] == (f"Affected paths: {project}/gateway/retry.py, "
                         f"{project}/tests/test_retry.py")
-    assert lines[4] == "Tools used: Edit, Write, Bash"
-    assert len(lines) == 5
+    assert lines[3] == "Tools used: Edit, Write, Bash"
+    assert len(lines) == 4
     assert rec.kind == "capture"
     assert rec.source == f"claude-code://{DEFAULT_SESSION}/outcome"
     assert rec.provider == "claude-code"
@@ -133,7 +137,7 @@ def test_precompact_and_session_end(project: Path) -> None:
                "custom_instructions": "keep the retry decisions"}
     payload.pop("stop_hook_active")
     [checkpoint] = records_for_event("PreCompact", payload)
-    assert checkpoint.content.startswith("Claude Code checkpoint\n")
+    assert checkpoint.content.startswith("Request: ")
     assert "Compact summary: keep the retry decisions" in checkpoint.content
     assert checkpoint.source.endswith("/checkpoint")
     assert checkpoint.metadata["trigger"] == "manual"
@@ -141,16 +145,16 @@ def test_precompact_and_session_end(project: Path) -> None:
     end = {**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}
     [summary] = records_for_event("SessionEnd", end)
     assert summary.doc_type == "session-summary"
-    assert summary.content.startswith("Claude Code session-summary\n")
+    assert summary.content.startswith("Request: ")
     assert summary.metadata["reason"] == "prompt_input_exit"
-    assert len({checkpoint.record_id, summary.record_id}) == 2
+    assert len({checkpoint.record_id, summary.record_id}) == 2  # kind and source differ
 
 
 def test_precompact_summary_alone_is_enough(tmp_path: Path) -> None:
     payload = {"session_id": "s", "transcript_path": str(tmp_path / "missing.jsonl"),
                "cwd": str(tmp_path), "compact_summary": "We chose uv over pip."}
     [rec] = records_for_event("PreCompact", payload)
-    assert rec.content == "Claude Code checkpoint\nCompact summary: We chose uv over pip."
+    assert rec.content == "Compact summary: We chose uv over pip."
 
 
 def test_nothing_to_capture(tmp_path: Path) -> None:
@@ -200,35 +204,41 @@ def test_prompt_record(project: Path) -> None:
     assert records_for_event("UserPromptSubmit", {**payload, "prompt": None}) == []
 
 
-def test_query_for_event() -> None:
-    assert query_for_event("SessionStart", {"source": "startup"}) == SESSION_START_QUERY
-    assert query_for_event("UserPromptSubmit", {"prompt": " how do retries work? "}) == (
-        "how do retries work?")
-    assert query_for_event("UserPromptSubmit", {"prompt": ""}) is None
-    assert query_for_event("Stop", {"prompt": "x"}) is None
+def test_parse_says_what_each_event_does() -> None:
+    start = CLIENT.parse("SessionStart", {"source": "startup"})
+    assert start.inject and start.session_start and start.source == "startup"
+    prompt = CLIENT.parse("UserPromptSubmit", {"prompt": " how do retries work? "})
+    assert prompt.inject and prompt.prompt == "how do retries work?"
+    assert CLIENT.parse("UserPromptSubmit", {"prompt": ""}).prompt is None
+    stop = CLIENT.parse("Stop", {"prompt": "x"})
+    assert not stop.inject and stop.prompt is None and stop.capture == "outcome"
     assert INJECT_EVENTS == {"SessionStart", "UserPromptSubmit"}
+    assert registry.get("claude-code") is registry.CLIENTS["claude-code"]
 
 
 # --- injection --------------------------------------------------------------------------------
 
 
-def hit(**overrides: Any) -> dict[str, Any]:
+def hit(**overrides: Any) -> Hit:
     base: dict[str, Any] = {
-        "id": "m1", "content": "Claude Code outcome\nRequest: configure retries\nResult: done",
+        "id": "m1", "content": "Request: configure retries\nResult: done",
         "status": "current", "source": "claude-code://s1/outcome", "score": 1.0,
         "created_at": 1_700_000_000.0, "branch": "main", "revision": None,
-        "provider": "claude-code", "session_id": "s1", "doc_type": "outcome",
+        "client": "claude-code", "session_id": "s1", "doc_type": "outcome",
         "claims": [], "changed_files": [], "store": "memory",
     }
     base.update(overrides)
-    return base
+    base["claims"] = [{"claim_id": f"c{i}", "record_id": base["id"], "subject": "",
+                       "predicate": "", "value": "", **c} for i, c in enumerate(base["claims"])]
+    return Hit.from_dict(base)
 
 
-def inject(hits: list[dict[str, Any]], project: Path | None = None, **kw: Any) -> dict[str, Any]:
-    args: dict[str, Any] = {"current_branch": "main", "current_revision": None,
-                            "cwd": str(project) if project else None, "query": "retries"}
-    args.update(kw)
-    return format_injection("UserPromptSubmit", hits, **args)
+def inject(hits: list[Hit], project: Path | None = None, *, current_branch: str = "main",
+           current_revision: str | None = None, query: str = "retries",
+           **kw: Any) -> dict[str, Any]:
+    where = injection.Where(current_branch, current_revision, str(project) if project else None)
+    text = injection.render(hits, where=where, query=query, **kw)
+    return CLIENT.output(CLIENT.parse("UserPromptSubmit", {"prompt": query}), text)
 
 
 def context(result: dict[str, Any]) -> str:

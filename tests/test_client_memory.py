@@ -194,9 +194,9 @@ def test_supersede_by_text_and_by_id(mem: Memory) -> None:
     assert found["results"][0]["status"] == "current"
     assert found["hidden"] >= 1
     with_history = mem.search("gateway timeout retry attempts", history=True)
-    statuses = {h["id"]: h["status"] for h in with_history["results"]}
-    assert statuses.get(new) == "current"
-    assert statuses.get(old) == "historical"
+    statuses = {h["id"]: (h["status"], h["historical"]) for h in with_history["results"]}
+    assert statuses.get(new) == ("current", False)
+    assert statuses.get(old) == ("superseded", True)
     assert mem.get(old)["superseded_by"] == new
     assert old not in ids(mem.get_all())
     assert "SUPERSEDE" in [e["event"] for e in mem.history(old)]
@@ -505,9 +505,9 @@ def test_visibility_is_the_same_after_restart(daemon: Path) -> None:
             m.get(region_new)
         assert m.get(cache)["status"] == "expired"
         assert m.get(bucket_old)["status"] == "superseded"
-        hist = {h["id"]: h["status"] for h in
-                m.search("numbat storage bucket", history=True)["results"]}
-        assert hist == {bucket_new: "current", bucket_old: "historical"}
+        hist = {h.id: (h.status, h.historical) for h in
+                m.search("numbat storage bucket", history=True).results}
+        assert hist == {bucket_new: ("current", False), bucket_old: ("superseded", True)}
         everything = m.search("numbat quoll bilby dingo", top_k=20)
         assert set(ids(everything)) == {bucket_new, region_old}
         assert everything["hidden"] == 2  # bucket_old (superseded) and cache (expired)

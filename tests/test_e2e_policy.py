@@ -33,7 +33,7 @@ def test_newer_scalar_supersedes_older_and_history_shows_both(daemon: Path) -> N
     changed = run_json(daemon, "search", "what changed in the gateway retry attempts?")
     statuses = {h["id"]: h for h in changed["results"]}
     assert statuses[new]["status"] == "current"
-    assert statuses[old]["status"] == "historical"
+    assert statuses[old]["status"] == "superseded" and statuses[old]["historical"]
     assert statuses[old]["superseded_by"] == new
     relation = statuses[old]["relations"][0]
     assert relation["kind"] == "supersedes" and relation["other_id"] == new
@@ -67,7 +67,7 @@ def test_a_superseded_claim_inside_a_captured_session_is_not_injected_as_current
     assert "current, with a superseded statement left out" in context
     older = next(h for h in run_json(daemon, "search", "health check endpoint")["results"]
                  if "healthz" in h["content"])
-    assert older["status"] == "conflicted"
+    assert older["status"] == "partly_superseded"
     redis = next(c for c in older["claims"] if c["value"] == "redis")
     assert redis["status"] == "superseded" and redis["replaced_by_value"] == "memcached"
 

@@ -274,7 +274,7 @@ def test_request_prompt_is_captured_from_the_transcript(daemon: Path) -> None:
     hits = run_json(daemon, "search", "configurable backoff tests")["results"]
     capture = next(h for h in hits if h["kind"] == "capture")
     assert FINAL_REQUEST in capture["content"]
-    assert capture["provider"] == "claude-code" and capture["event"] == "Stop"
+    assert capture["client"] == "claude-code" and capture["event"] == "Stop"
     assert "Edit" in capture["tools"]
 
 

@@ -114,7 +114,7 @@ def test_decision_files_supersede_by_frontmatter_and_by_time(tree: Path) -> None
     want = [("decisions/explicit/decision-b.md", "current"),
             ("decisions/timeline/decision-b.md", "current")]
     wait_for(lambda: current() == want, timeout=15)
-    history = {h["path"]: h["status"] for h in
+    history = {h["path"]: "historical" if h["historical"] else h["status"] for h in
                ws_hits(tree, "what changed in the gateway retry attempts?", "--top-k", "10")}
     for variant in ("explicit", "timeline"):
         assert history[f"decisions/{variant}/decision-a.md"] == "historical"

@@ -6,13 +6,25 @@ from typing import Any
 
 import pytest
 
-from lintaid.integrations.install import (
+from lintaid.integrations.base import Commands
+from lintaid.integrations.claude_code.install import (
     HOOK_EVENTS,
-    install_claude_code,
+    install,
     is_our_command,
     settings_path,
-    uninstall_claude_code,
+    uninstall,
 )
+
+MCP_ARGS = ["--project-env", "CLAUDE_PROJECT_DIR"]
+
+
+def install_claude_code(root: Path, scope: Any, hook_command: str = "lintaid-hook",
+                        mcp_command: str = "lintaid-mcp") -> list[str]:
+    return install(root, scope, Commands((hook_command,), (mcp_command,))).changes
+
+
+def uninstall_claude_code(root: Path, scope: Any) -> list[str]:
+    return uninstall(root, scope, Commands(("lintaid-hook",), ("lintaid-mcp",))).changes
 
 FOREIGN: dict[str, Any] = {
     "model": "opus",
@@ -55,7 +67,7 @@ def test_fresh_project_install(tmp_path: Path) -> None:
     assert ours["SessionStart"][0][0] == "startup|resume|clear|compact"
     assert ours["SessionEnd"][0][1]["timeout"] == 5
     assert read(tmp_path / ".mcp.json") == {
-        "mcpServers": {"lintaid": {"type": "stdio", "command": "lintaid-mcp", "args": []}}}
+        "mcpServers": {"lintaid": {"type": "stdio", "command": "lintaid-mcp", "args": MCP_ARGS}}}
     assert len(messages) == 7
     assert not (tmp_path / ".claude" / "settings.json.lintaid.bak").exists()  # nothing to back up
 
@@ -107,7 +119,8 @@ def test_reinstall_with_another_command_replaces_ours(tmp_path: Path) -> None:
 
 def test_mcp_entry_keeps_extra_keys(tmp_path: Path) -> None:
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"lintaid": {
-        "type": "stdio", "command": "lintaid-mcp", "args": [], "env": {"LINTAID_LOG": "warn"}}}}))
+        "type": "stdio", "command": "lintaid-mcp", "args": MCP_ARGS,
+        "env": {"LINTAID_LOG": "warn"}}}}))
     install_claude_code(tmp_path, "project")
     entry = read(tmp_path / ".mcp.json")["mcpServers"]["lintaid"]
     assert entry["env"] == {"LINTAID_LOG": "warn"}
@@ -182,10 +195,13 @@ def test_user_scope_honours_claude_config_dir(
     assert settings_path(project, "user") == config / "settings.json"
     install_claude_code(project, "user")
     assert set(our_handlers(read(config / "settings.json"))) == {e for e, _m, _t in HOOK_EVENTS}
-    assert not (project / ".mcp.json").exists()  # MCP registration is project scope only
+    # user-level MCP servers live in .claude.json, beside the user's settings
+    assert read(config / ".claude.json")["mcpServers"]["lintaid"]["command"] == "lintaid-mcp"
+    assert not (project / ".mcp.json").exists()
     assert not (project / ".claude").exists()
     uninstall_claude_code(project, "user")
     assert not (config / "settings.json").exists()
+    assert not (config / ".claude.json").exists()
 
 
 def test_user_scope_defaults_to_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -199,7 +215,7 @@ def test_user_scope_defaults_to_home(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_is_our_command() -> None:
     assert is_our_command("lintaid-hook claude-code Stop")
     assert is_our_command("/usr/local/bin/lintaid-hook claude-code Stop")
-    assert is_our_command("/x/my-hook claude-code Stop", "/x/my-hook")
+    assert is_our_command("/venv/bin/python -I -S /venv/lib/lintaid_client/hook.py claude-code Stop")
     assert not is_our_command("lintaid-hook codex Stop")
     assert not is_our_command("notify-send lintaid-hook claude-code")
     assert not is_our_command(None)

@@ -102,7 +102,7 @@ async def test_add_search_supersede_history_forget(daemon: Path) -> None:
         assert found["hidden"] >= 1
         past = await call(client, "search", {"query": "payments idempotency keys",
                                              "history": True})
-        assert {r["id"]: r["status"] for r in past["results"]}[old] == "historical"
+        assert {r["id"]: r["status"] for r in past["results"]}[old] == "superseded"
 
         history = await call(client, "memory_history", {"id": old})
         events = [e["event"] for e in history["events"]]

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from lintaid.capture.redact import (
+from lintaid_client.redact import (
     REDACTED,
     REDACTED_PRIVATE_KEY,
     contains_secret,

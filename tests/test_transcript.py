@@ -5,13 +5,9 @@ import os
 import time
 from pathlib import Path
 
-from lintaid.capture.transcript import (
-    MAX_FIELD_BYTES,
-    cap_bytes,
-    compact,
-    read_messages,
-    summarize,
-)
+from lintaid.capture import transcript
+from lintaid.capture.transcript import MAX_FIELD_BYTES, cap_bytes, compact, summarize
+from lintaid.integrations.claude_code.transcript import parse_line
 from tests.transcripts import (
     DEFAULT_CWD,
     FAKE_SECRETS,
@@ -26,6 +22,11 @@ from tests.transcripts import (
     write_secret_transcript,
     write_transcript,
 )
+
+
+def read_messages(path: Path, **kw: int) -> list[transcript.Message]:
+    """Claude Code's transcripts through the generic tail reader."""
+    return transcript.read_messages(path, parse_line, **kw)
 
 
 def test_realistic_session(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ class Connection:
         self._context = context or zmq.Context.instance()
         self._socket: zmq.Socket | None = None
         self._pid = os.getpid()
+        self.last_token: str | None = None
 
     def _sock(self) -> zmq.Socket:
         if self._pid != os.getpid():  # a socket must never cross a fork
@@ -57,11 +58,14 @@ class Connection:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def call(self, op: str, args: dict[str, Any] | None = None, *, timeout: float = 5.0) -> Any:
+    def call(self, op: str, args: dict[str, Any] | None = None, *, timeout: float = 5.0,
+             after: str | None = None) -> Any:
         """Send one request and return its result; raise a LintaidError subclass on failure.
 
         DaemonUnavailable means nobody is bound to the endpoint (nothing was sent);
         DaemonTimeout means the request went out but no reply came before the deadline.
+        ``after``: a token from an earlier write; a search answers only once that write is
+        searchable. A write's own token is kept in ``last_token``.
         """
         deadline = time.monotonic() + timeout
         sock = self._sock()
@@ -70,7 +74,7 @@ class Connection:
         if not sock.poll(int(connect_budget * 1000), zmq.POLLOUT):
             self.reset()
             raise protocol.DaemonUnavailable(f"no lintaid daemon answers at {self.endpoint}")
-        message = protocol.request(op, args)
+        message = protocol.request(op, args, after=after)
         data = protocol.pack(message)
         if len(data) > protocol.MAX_MESSAGE_BYTES:
             raise protocol.BadRequest("request larger than 8 MiB", protocol.TOO_LARGE)
@@ -85,6 +89,8 @@ class Connection:
             except (ValueError, zmq.Again):
                 continue
             if isinstance(reply, dict) and reply.get("id") == message["id"]:
+                if isinstance(reply.get("token"), str):
+                    self.last_token = reply["token"]
                 return protocol.raise_for_error(reply)
 
 

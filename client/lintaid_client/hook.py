@@ -118,6 +118,8 @@ def run(provider: str, event: str) -> dict[str, Any]:
         return {}
     except protocol.RemoteError as err:
         print(f"lintaid-hook: {err.code}: {err.message}", file=sys.stderr)
+        if err.retryable:  # disk full, daemon stopping: keep the event for later
+            _spool_and_wake(root, args, start=False)
         return {}
     finally:
         conn.close()

@@ -27,11 +27,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from . import connection, paths, protocol
+from . import connection, ops, paths, protocol
+from .models import Hit, SearchResult
 
 __all__ = ["Memory", "to_epoch"]
 
-STORES = ("memory", "workspace", "all")
 SEARCH_FILTER_KEYS = frozenset({"store", "user_id", "history", "as_of"})
 
 TimeLike = float | int | str | _dt.datetime | _dt.date
@@ -40,34 +40,22 @@ TimeLike = float | int | str | _dt.datetime | _dt.date
 def to_epoch(value: TimeLike | None, *, name: str = "time") -> float | None:
     """Return ``value`` as epoch seconds (``None`` stays ``None``).
 
-    Accepts epoch seconds (int or float), a ``datetime`` (naive means local time, as
-    ``datetime.timestamp`` has it), a ``date`` (local midnight), or a string holding either
-    epoch seconds or an ISO 8601 date/time (``2026-01-31``, ``2026-01-31T09:00:00Z``).
+    Accepts epoch seconds, a ``datetime`` (naive means local time, as ``datetime.timestamp``
+    has it), a ``date`` (local midnight), or a string holding epoch seconds or an ISO 8601
+    date/time (``2026-01-31``, ``2026-01-31T09:00:00Z``; without a zone: UTC).
     """
     if value is None:
         return None
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be a datetime, a date, epoch seconds or an ISO 8601 string")
-    if isinstance(value, (int, float)):
-        return float(value)
     if isinstance(value, _dt.datetime):
-        return value.timestamp()
-    if isinstance(value, _dt.date):
-        return _dt.datetime.combine(value, _dt.time()).timestamp()
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            return float(text)
-        except ValueError:
-            pass
-        iso = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
-        try:
-            return _dt.datetime.fromisoformat(iso).timestamp()
-        except ValueError:
-            raise ValueError(
-                f"{name} {value!r} is neither epoch seconds nor an ISO 8601 date/time"
-            ) from None
-    raise TypeError(f"{name} must be a datetime, a date, epoch seconds or an ISO 8601 string")
+        value = value.timestamp()
+    elif isinstance(value, _dt.date):
+        value = _dt.datetime.combine(value, _dt.time()).timestamp()
+    try:
+        return ops.parse_time(value, name)
+    except ValueError as err:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise TypeError(str(err)) from None
+        raise
 
 
 def _message_text(message: Any) -> str:
@@ -141,6 +129,7 @@ class Memory:
         self._lock = threading.Lock()
         self._connections: list[connection.Connection] = []
         self._started = False
+        self._token: str | None = None
 
     def __repr__(self) -> str:
         return f"Memory({str(self.root)!r}, user_id={self.user_id!r})"
@@ -166,17 +155,25 @@ class Memory:
             self._started = True
 
     def _call(self, op: str, args: dict[str, Any] | None = None) -> Any:
+        """One request: checked against the op's declaration here first, so a mistake is a
+        ``BadRequest`` (a ValueError) before anything is sent."""
         args = {k: v for k, v in (args or {}).items() if v is not None}
+        spec = ops.OPS[op]
+        ops.validate(spec, args)
         self._start()
         conn = self._connection()
+        after = self._token if spec.name == "search" else None
         try:
-            return conn.call(op, args, timeout=self.timeout)
+            result = conn.call(op, args, timeout=self.timeout, after=after)
         except protocol.DaemonUnavailable:
             # Nothing was sent (no peer was bound), so retrying cannot double a write.
             if not self.autostart:
                 raise
             self._start(again=True)
-            return conn.call(op, args, timeout=self.timeout)
+            result = conn.call(op, args, timeout=self.timeout, after=after)
+        if spec.kind == ops.WRITE and conn.last_token:
+            self._token = conn.last_token  # read-your-writes for this client's searches
+        return result
 
     def _user(self, user_id: str | None) -> str | None:
         return self.user_id if user_id is None else user_id
@@ -268,14 +265,13 @@ class Memory:
         history: bool = False,
         as_of: TimeLike | None = None,
         store: str = "all",
-    ) -> dict[str, Any]:
-        """Search the current state: ``{"results": [hit, ...], "hidden": n, "history": bool}``.
-
-        ``hidden`` counts matching records the policy kept out (superseded, expired).
-        ``history=True`` or an ``as_of`` time also returns superseded records, labelled
-        ``historical``. ``filters`` may hold ``store``, ``user_id``, ``history`` and ``as_of``
-        (the same as the keyword arguments; a conflicting pair is an error, as is any other key).
-        """
+    ) -> SearchResult:
+        """Search the current state: ``result.results`` (typed hits, best first),
+        ``result.hidden`` (matching records the policy kept out: superseded, expired) and
+        ``result.history``. ``history=True`` or an ``as_of`` time also returns superseded
+        records, marked ``historical``. ``filters`` may hold ``store``, ``user_id``,
+        ``history`` and ``as_of`` (as the keyword arguments; a conflicting pair is an error,
+        as is any other key). ``result["results"]`` works as in mem0."""
         if not isinstance(query, str):
             raise TypeError("query must be a string")
         if filters:
@@ -291,33 +287,28 @@ class Memory:
             user_id = _merge("user_id", user_id, None, filters)
             history = _merge("history", history, False, filters)
             as_of = _merge("as_of", as_of, None, filters)
-        if store not in STORES:
-            raise ValueError(f"store must be one of {', '.join(STORES)}, not {store!r}")
         result = self._call("search", {
             "query": query,
             "user_id": self._user(user_id),
             "top_k": top_k,
-            "history": bool(history),
+            "history": history,
             "as_of": to_epoch(as_of, name="as_of"),
             "store": store,
         })
-        return {
-            "results": list(result.get("results", [])),
-            "hidden": int(result.get("hidden", 0)),
-            "history": bool(result.get("history", False)),
-        }
+        return SearchResult.from_dict(result)
 
-    def get(self, memory_id: str, user_id: str | None = None) -> dict[str, Any]:
+    def get(self, memory_id: str, user_id: str | None = None) -> Hit:
         """One record with status, claims, relations and provenance; ``NotFound`` if it is
         not this user's or was forgotten."""
-        return self._call("get", {"id": memory_id, "user_id": self._user(user_id)})
+        return Hit.from_dict(self._call("get", {"id": memory_id,
+                                                "user_id": self._user(user_id)}))
 
-    def get_all(self, user_id: str | None = None, limit: int = 100, *,
+    def get_all(self, user_id: str | None = None, limit: int | None = None, *,
                 offset: int = 0) -> dict[str, Any]:
-        """The user's visible records, newest first: ``{"results": [...]}``."""
+        """The user's visible records, newest first: ``{"results": [hit, ...]}``."""
         result = self._call("list", {"user_id": self._user(user_id), "limit": limit,
                                      "offset": offset})
-        return {"results": list(result.get("results", []))}
+        return {"results": [Hit.from_dict(h) for h in result.get("results", [])]}
 
     def update(self, memory_id: str, data: str, user_id: str | None = None, *,
                metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -1,35 +1,43 @@
 """Protocol v1: the one envelope both sides speak, defined once.
 
-A request is one msgpack map ``{"v": 1, "id": str, "op": str, "args": map}``; a reply is
-``{"v": 1, "id": same, "ok": true, "result": ...}`` or
-``{"v": 1, "id": same, "ok": false, "error": {"code": str, "message": str}}``.
+A request is one map ``{"v": 1, "id": str, "op": str, "args": map}``, optionally with
+``"after": token`` (read-your-writes: answer only once the write that returned ``token`` is
+searchable). A reply is ``{"v": 1, "id": same, "ok": true, "result": ...}`` (a write's reply
+also carries ``"token"``) or ``{"v": 1, "id": same, "ok": false, "error": {"code": str,
+"message": str, "retryable": bool}}``.
 
-This module is imported by the hook shim on every event, so it imports only the standard
-library and msgpack.
+On the wire a message is one ZeroMQ frame holding msgpack, or two frames
+``[CONTENT_JSON, json]`` for peers without msgpack (the standard-library hook). The daemon
+answers in the shape it was asked in.
+
+This module is imported by the hook shim on every event: it imports only the standard library
+at module level; msgpack is loaded on first use by ``pack``/``unpack``.
 
 Exception tree::
 
     LintaidError
-    ├── DaemonUnavailable      nobody answers on the endpoint
+    ├── DaemonUnavailable      nobody answers on the endpoint (nothing was sent)
     ├── DaemonTimeout          the daemon took longer than the deadline
-    └── RemoteError            the daemon answered ok=false (carries .code)
+    └── RemoteError            the daemon answered ok=false (carries .code, .retryable)
         ├── BadRequest         bad_request, too_large
         ├── UnknownOp          unknown_op
         ├── ProtocolMismatch   unsupported_version
         ├── NotFound           not_found
-        └── Forbidden          forbidden
+        ├── Forbidden          forbidden
+        └── Unavailable        unavailable (transient: disk full, stopping; a retry may help)
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 from typing import Any, Final
 
-import msgpack
-
 VERSION: Final = 1
 MAX_MESSAGE_BYTES: Final = 8 * 1024 * 1024
+CONTENT_JSON: Final = b"application/json"
+MAX_DEPTH: Final = 64
 
 BAD_REQUEST: Final = "bad_request"
 UNKNOWN_OP: Final = "unknown_op"
@@ -37,7 +45,11 @@ UNSUPPORTED_VERSION: Final = "unsupported_version"
 NOT_FOUND: Final = "not_found"
 FORBIDDEN: Final = "forbidden"
 TOO_LARGE: Final = "too_large"
+UNAVAILABLE: Final = "unavailable"
 INTERNAL: Final = "internal"
+
+RETRYABLE: Final = frozenset({UNAVAILABLE, INTERNAL})
+"""Codes for which the same request may succeed later: the hook spools such an event."""
 
 
 class LintaidError(Exception):
@@ -57,14 +69,19 @@ class RemoteError(LintaidError):
 
     code = INTERNAL
 
-    def __init__(self, message: str, code: str | None = None) -> None:
+    def __init__(self, message: str, code: str | None = None, *, arg: str | None = None,
+                 retryable: bool | None = None) -> None:
         super().__init__(message)
         if code is not None:
             self.code = code
         self.message = message
+        self.arg = arg
+        self.retryable = self.code in RETRYABLE if retryable is None else retryable
 
 
-class BadRequest(RemoteError):
+class BadRequest(RemoteError, ValueError):
+    """The request is wrong as sent (also a ValueError: the caller's mistake)."""
+
     code = BAD_REQUEST
 
 
@@ -84,6 +101,10 @@ class Forbidden(RemoteError):
     code = FORBIDDEN
 
 
+class Unavailable(RemoteError):
+    code = UNAVAILABLE
+
+
 _ERRORS_BY_CODE: Final[dict[str, type[RemoteError]]] = {
     BAD_REQUEST: BadRequest,
     TOO_LARGE: BadRequest,
@@ -91,6 +112,7 @@ _ERRORS_BY_CODE: Final[dict[str, type[RemoteError]]] = {
     UNSUPPORTED_VERSION: ProtocolMismatch,
     NOT_FOUND: NotFound,
     FORBIDDEN: Forbidden,
+    UNAVAILABLE: Unavailable,
 }
 
 _counter = itertools.count(1)
@@ -101,47 +123,120 @@ def new_request_id() -> str:
     return f"{os.getpid():x}-{next(_counter):x}-{os.urandom(4).hex()}"
 
 
-def pack(message: dict[str, Any]) -> bytes:
+# -- codecs ----------------------------------------------------------------------------------
+def pack(message: Any) -> bytes:
+    import msgpack
+
     return msgpack.packb(message, use_bin_type=True)
 
 
 def unpack(data: bytes) -> Any:
-    """Decode one message; raise ValueError for anything that is not well-formed msgpack."""
+    """Decode one msgpack message; raise ValueError for anything that is not well-formed.
+
+    Only plain data decodes: string map keys, no extension types (a msgpack Timestamp is an
+    error, not a value), nesting at most ``MAX_DEPTH`` deep.
+    """
+    import msgpack
+
     if len(data) > MAX_MESSAGE_BYTES:
         raise ValueError("message too large")
-    return msgpack.unpackb(
-        data,
-        raw=False,
-        strict_map_key=True,
-        max_str_len=MAX_MESSAGE_BYTES,
-        max_bin_len=MAX_MESSAGE_BYTES,
-        max_array_len=1_000_000,
-        max_map_len=1_000_000,
-    )
+    try:
+        value = msgpack.unpackb(
+            data, raw=False, strict_map_key=True, max_str_len=MAX_MESSAGE_BYTES,
+            max_bin_len=MAX_MESSAGE_BYTES, max_array_len=1_000_000, max_map_len=1_000_000,
+            ext_hook=_refuse_ext,
+        )
+    except (UnicodeDecodeError, TypeError) as err:
+        raise ValueError(str(err)) from None
+    check_depth(value)
+    return value
 
 
-def request(op: str, args: dict[str, Any] | None = None, request_id: str | None = None) -> dict:
-    return {"v": VERSION, "id": request_id or new_request_id(), "op": op, "args": args or {}}
+def _refuse_ext(code: int, data: bytes) -> Any:
+    raise ValueError(f"msgpack extension type {code} is not accepted")
 
 
-def ok_reply(request_id: str, result: Any) -> dict:
-    return {"v": VERSION, "id": request_id, "ok": True, "result": result}
+def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
+    """Raise ValueError when containers nest deeper than ``limit`` (iteratively: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            raise ValueError(f"nested deeper than {limit} levels")
+        stack.extend((child, depth + 1) for child in children)
 
 
-def error_reply(request_id: str | None, code: str, message: str) -> dict:
-    return {
-        "v": VERSION,
-        "id": request_id,
-        "ok": False,
-        "error": {"code": code, "message": message},
-    }
+def dump_json(message: Any) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False).encode("utf-8", "surrogatepass")
 
 
-def raise_for_error(reply: dict) -> Any:
+def load_json(data: bytes) -> Any:
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise ValueError("message too large")
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, RecursionError) as err:
+        raise ValueError(str(err)) from None
+    check_depth(value)
+    return value
+
+
+def encode(message: Any, content_type: bytes | None = None) -> list[bytes]:
+    """The frames of one message: msgpack by default, or ``[CONTENT_JSON, json]``."""
+    if content_type == CONTENT_JSON:
+        return [CONTENT_JSON, dump_json(message)]
+    return [pack(message)]
+
+
+def decode(frames: list[bytes]) -> tuple[Any, bytes | None]:
+    """(message, content type) from a message's body frames; ValueError when unreadable."""
+    if len(frames) == 1:
+        return unpack(frames[0]), None
+    if len(frames) == 2 and frames[0] == CONTENT_JSON:
+        return load_json(frames[1]), CONTENT_JSON
+    raise ValueError("a message is one msgpack frame or [content type, body]")
+
+
+# -- envelope --------------------------------------------------------------------------------
+def request(op: str, args: dict[str, Any] | None = None, request_id: str | None = None,
+            *, after: str | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"v": VERSION, "id": request_id or new_request_id(), "op": op,
+                               "args": args or {}}
+    if after:
+        message["after"] = after
+    return message
+
+
+def ok_reply(request_id: str, result: Any, token: str | None = None) -> dict[str, Any]:
+    reply: dict[str, Any] = {"v": VERSION, "id": request_id, "ok": True, "result": result}
+    if token:
+        reply["token"] = token
+    return reply
+
+
+def error_reply(request_id: str | None, code: str, message: str, *,
+                arg: str | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message, "retryable": code in RETRYABLE}
+    if arg:
+        error["arg"] = arg
+    return {"v": VERSION, "id": request_id, "ok": False, "error": error}
+
+
+def raise_for_error(reply: dict[str, Any]) -> Any:
     """Return the reply's result, or raise the RemoteError its error code names."""
     if reply.get("ok"):
         return reply.get("result")
     error = reply.get("error") or {}
     code = str(error.get("code") or INTERNAL)
     message = str(error.get("message") or "daemon error")
-    raise _ERRORS_BY_CODE.get(code, RemoteError)(message, code)
+    arg = error.get("arg") if isinstance(error.get("arg"), str) else None
+    retryable = error.get("retryable")
+    raise _ERRORS_BY_CODE.get(code, RemoteError)(
+        message, code, arg=arg, retryable=retryable if isinstance(retryable, bool) else None)

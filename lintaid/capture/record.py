@@ -7,6 +7,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .transcript import MAX_FIELD_BYTES, cap_bytes
+
 LOCAL_USER: Final = "local"
 """The default user: the developer on this machine and the agents they run.
 
@@ -65,3 +67,53 @@ class NewRecord:
             ]
         )
         return "m" + hashlib.sha256(basis.encode()).hexdigest()[:23]
+
+
+# -- the record format of hook events --------------------------------------------------------
+MAX_PROMPT_BYTES: Final = 4000
+# Lines a capture is made of; the policy reads the labels as context, not as claims.
+REQUEST, RESULT, SUMMARY, PATHS, TOOLS = (
+    "Request", "Result", "Compact summary", "Affected paths", "Tools used")
+
+
+def prompt_record(*, client: str, session_id: str | None, event: str, prompt: str,
+                  cwd: str | None, branch: str | None, revision: str | None,
+                  metadata: dict[str, Any], created_at: float) -> NewRecord | None:
+    """The record of a prompt the person submitted (already redacted), or None if blank."""
+    lines = [line.rstrip() for line in prompt.splitlines() if line.strip()]
+    if not lines:
+        return None
+    return NewRecord(
+        content=cap_bytes("User prompt: " + "\n".join(lines).strip(), MAX_PROMPT_BYTES),
+        kind="prompt", source=f"{client}://{session_id or 'unknown'}/prompt", provider=client,
+        session_id=session_id, event=event, doc_type="prompt", cwd=cwd, branch=branch,
+        revision=revision, metadata=metadata, created_at=created_at,
+    )
+
+
+def capture_record(*, client: str, session_id: str | None, event: str, doc_type: str,
+                   request: str, result: str, summary: str, paths: list[str],
+                   tools: list[str], cwd: str | None, branch: str | None,
+                   revision: str | None, metadata: dict[str, Any],
+                   created_at: float) -> NewRecord | None:
+    """The record of a finished turn, compaction or session (fields already redacted)."""
+    if not (request or result or summary):
+        return None
+    lines = []
+    if request:
+        lines.append(f"{REQUEST}: {request}")
+    if result:
+        lines.append(f"{RESULT}: {result}")
+    if summary:
+        lines.append(f"{SUMMARY}: {summary}")
+    if paths:
+        lines.append(f"{PATHS}: " + cap_bytes(", ".join(paths), MAX_FIELD_BYTES))
+    if tools:
+        lines.append(f"{TOOLS}: " + cap_bytes(", ".join(tools), MAX_FIELD_BYTES))
+    return NewRecord(
+        content="\n".join(lines), kind="capture",
+        source=f"{client}://{session_id or 'unknown'}/{doc_type}", provider=client,
+        session_id=session_id, event=event, doc_type=doc_type, cwd=cwd, branch=branch,
+        revision=revision, paths=list(paths), tools=list(tools), metadata=metadata,
+        created_at=created_at,
+    )

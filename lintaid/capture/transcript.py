@@ -1,34 +1,25 @@
-"""Read the tail of a Claude Code transcript (JSONL) and boil the last exchange down to a capture.
+"""Read the tail of an agent's JSONL transcript and boil the last exchange down to a capture.
 
 Transcripts grow to many megabytes and the hook budget is small, so we read only the end of the
-file, growing the window until it holds a real request and a reply. Entries are opaque and
-change between releases, so every line is parsed defensively and anything unknown is skipped.
-Everything returned has been through ``redact``.
+file, growing the window until it holds a real request and a reply. Each client's line format
+differs, so the caller passes its own ``parse_line``; entries are opaque and change between
+releases, so a parser skips anything it does not know. Everything returned has been through
+``redact``.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from lintaid.capture.redact import redact
+from lintaid_client.redact import redact
 
 INITIAL_TAIL_BYTES: Final = 64 * 1024
 MAX_TAIL_BYTES: Final = 4 * 1024 * 1024
 MAX_FIELD_BYTES: Final = 1500
-
-_PATH_KEYS: Final = ("file_path", "path", "notebook_path")
-# User entries that are not something the person asked: harness notices and slash-command echo.
-_NOT_A_REQUEST_RE: Final = re.compile(
-    r"^(?:<(?:task-notification|command-[a-z-]+|local-command-[a-z-]+|system-reminder)>"
-    r"|\[Request interrupted by user)"
-)
-# Assistant text that only narrates a tool call.
-_NOT_A_RESULT_RE: Final = re.compile(r"^(?:\*\*Tool:|<tool-)")
 
 
 @dataclass
@@ -41,19 +32,26 @@ class Message:
     paths: list[str] = field(default_factory=list)
     timestamp: str | None = None
     message_id: str | None = None
+    is_request: bool = True  # a user line the person wrote (not a harness notice)
+    is_result: bool = True  # an assistant line that says something (not tool narration)
+
+
+LineParser = Callable[[bytes], "Message | None"]
 
 
 @dataclass
 class Exchange:
     """The last request, its result, and what was touched on the way: one capture's worth."""
 
-    request: str
-    result: str
+    request: str = ""
+    result: str = ""
     tools: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    summary: str = ""  # what the client itself summarised (a compaction), redacted
 
 
-def read_messages(path: str | os.PathLike[str], max_bytes: int = MAX_TAIL_BYTES) -> list[Message]:
+def read_messages(path: str | os.PathLike[str], parse_line: LineParser,
+                  max_bytes: int = MAX_TAIL_BYTES) -> list[Message]:
     """Return the messages in the tail of the transcript at ``path``, oldest first.
 
     Starts with the last 64 KiB and doubles the window (parsing only the newly read part) until
@@ -72,7 +70,7 @@ def read_messages(path: str | os.PathLike[str], max_bytes: int = MAX_TAIL_BYTES)
             return []
         with os.fdopen(fd, "rb") as handle:
             fd = -1
-            return _read_tail(handle, st.st_size, max(1, max_bytes))
+            return _read_tail(handle, st.st_size, max(1, max_bytes), parse_line)
     except (OSError, ValueError):
         return []
     finally:
@@ -80,7 +78,8 @@ def read_messages(path: str | os.PathLike[str], max_bytes: int = MAX_TAIL_BYTES)
             os.close(fd)
 
 
-def _read_tail(handle: Any, size: int, max_bytes: int) -> list[Message]:
+def _read_tail(handle: Any, size: int, max_bytes: int,
+               parse_line: LineParser) -> list[Message]:
     limit = min(size, max_bytes)
     messages: list[Message] = []
     window_start = size  # first file offset already covered
@@ -96,7 +95,7 @@ def _read_tail(handle: Any, size: int, max_bytes: int) -> list[Message]:
         else:
             carry = b""
         window_start = new_start
-        messages[:0] = [m for m in map(_parse_line, lines) if m is not None]
+        messages[:0] = [m for m in map(parse_line, lines) if m is not None]
         if want >= limit or _has_exchange(messages):
             break
         want = min(want * 2, limit)
@@ -106,65 +105,6 @@ def _read_tail(handle: Any, size: int, max_bytes: int) -> list[Message]:
 def _has_exchange(messages: list[Message]) -> bool:
     has_user = any(m.role == "user" and _is_request(m) for m in messages)
     return has_user and any(m.role == "assistant" for m in messages)
-
-
-def _parse_line(raw: bytes) -> Message | None:
-    # Cheap filter before json: only user/assistant entries can matter.
-    if b'"user"' not in raw and b'"assistant"' not in raw:
-        return None
-    try:
-        entry = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(entry, dict) or entry.get("isMeta") is True:
-        return None
-    kind = entry.get("type")
-    if kind not in ("user", "assistant"):
-        return None
-    message = entry.get("message")
-    if not isinstance(message, dict):
-        return None
-    role = message.get("role") if message.get("role") in ("user", "assistant") else kind
-    text, tools, paths = _content_parts(message.get("content"))
-    if not text and not tools:
-        return None  # tool results, thinking-only lines, images
-    timestamp = entry.get("timestamp")
-    msg_id = message.get("id")
-    return Message(
-        role=role,
-        text=redact(text),
-        tools=tools,
-        paths=[redact(p) for p in paths],
-        timestamp=timestamp if isinstance(timestamp, str) else None,
-        message_id=msg_id if isinstance(msg_id, str) and role == "assistant" else None,
-    )
-
-
-def _content_parts(content: Any) -> tuple[str, list[str], list[str]]:
-    if isinstance(content, str):
-        return content, [], []
-    if not isinstance(content, list):
-        return "", [], []
-    texts: list[str] = []
-    tools: list[str] = []
-    paths: list[str] = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            texts.append(block["text"])
-        elif kind == "tool_use":
-            name = block.get("name")
-            if isinstance(name, str) and name:
-                tools.append(name)
-            tool_input = block.get("input")
-            if isinstance(tool_input, dict):
-                for key in _PATH_KEYS:
-                    value = tool_input.get(key)
-                    if isinstance(value, str) and value.strip():
-                        paths.append(value.strip())
-    return "\n".join(texts), tools, paths
 
 
 def _merge(messages: list[Message]) -> list[Message]:
@@ -188,13 +128,11 @@ def _merge(messages: list[Message]) -> list[Message]:
 
 
 def _is_request(msg: Message) -> bool:
-    text = msg.text.lstrip()
-    return bool(text) and not _NOT_A_REQUEST_RE.match(text)
+    return msg.is_request and bool(msg.text.strip())
 
 
 def _is_result(msg: Message) -> bool:
-    text = msg.text.lstrip()
-    return bool(text) and not _NOT_A_RESULT_RE.match(text)
+    return msg.is_result and bool(msg.text.strip())
 
 
 def summarize(messages: list[Message], last_assistant_message: str | None = None) -> Exchange:

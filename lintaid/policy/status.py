@@ -91,11 +91,6 @@ def claim_statuses(relations: Sequence[Relation]) -> dict[str, ClaimState]:
 # ---------------------------------------------------------------------------------------------
 # What a record says besides its claims
 
-_CAPTURE_TITLE = re.compile(
-    r"^\s*(?:claude(?:\s+code)?|codex|gemini(?:\s+cli)?|agy|antigravity(?:\s+cli)?|openclaw|"
-    r"lintaid|hermes)\s+(?:checkpoint|outcome|session-summary|session summary|prompt|note)\s*$",
-    re.IGNORECASE,
-)
 # Lines that are context or metadata, not knowledge: dropped whole.
 _CONTEXT_LINE = re.compile(
     r"^\s*(?:memory\s+type|affected\s+paths|request|user\s+prompt|prompt|session|branch|"
@@ -131,7 +126,7 @@ def substantive_words(text: str, spans: Sequence[tuple[int, int]]) -> int:
         blank(start, end)
     count = 0
     for line in "".join(chars).splitlines():
-        if _CAPTURE_TITLE.match(line) or _CONTEXT_LINE.match(line):
+        if _CONTEXT_LINE.match(line):
             continue
         line = _LABEL.sub("", line, count=1)
         count += sum(1 for w in _WORD.findall(line) if len(w) > 1 and w.lower() not in _FILLER)

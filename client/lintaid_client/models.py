@@ -1,0 +1,195 @@
+"""The typed views every caller shares: a hit (one record or file chunk), its claims and
+relations, a search result, and the status vocabulary. The daemon builds them; the protocol
+carries them as plain maps (``to_dict``); the CLI, the MCP shim, the Python client and the
+injected text read them back (``from_dict``).
+
+A ``Hit`` is also a read-only mapping (``hit["content"]``, ``hit.get("status")``), so code
+written against mem0-shaped dicts keeps working; ``hit["memory"]`` is the content.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, TypeVar
+
+# -- the status vocabulary -----------------------------------------------------------------
+CURRENT: Final = "current"
+PARTLY_SUPERSEDED: Final = "partly_superseded"
+"""Still believed, but some of its statements were replaced; those are marked per claim."""
+CONFLICTED: Final = "conflicted"
+"""Another current memory says something different about the same subject."""
+SUPERSEDED: Final = "superseded"
+EXPIRED: Final = "expired"
+FORGOTTEN: Final = "forgotten"
+
+STATUSES: Final = (CURRENT, PARTLY_SUPERSEDED, CONFLICTED, SUPERSEDED, EXPIRED, FORGOTTEN)
+VISIBLE: Final = frozenset({CURRENT, PARTLY_SUPERSEDED, CONFLICTED})
+"""Statuses a current (non-history) query may show."""
+
+MEMORY: Final = "memory"
+WORKSPACE: Final = "workspace"
+
+T = TypeVar("T", bound="_Model")
+
+
+class _Model:
+    """Dataclass helpers: plain-map conversion that ignores unknown keys (newer peers)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if isinstance(value, list):
+                value = [v.to_dict() if isinstance(v, _Model) else v for v in value]
+            elif isinstance(value, _Model):
+                value = value.to_dict()
+            out[f.name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls: type[T], data: Mapping[str, Any]) -> T:
+        known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class Claim(_Model):
+    """One statement extracted from a record: subject, predicate, value, and its status."""
+
+    claim_id: str
+    record_id: str
+    subject: str
+    predicate: str
+    value: str
+    status: str = CURRENT
+    evidence: str = ""
+    start: int = 0
+    end: int = 0
+    scope: str = ""
+    effective_at: float | None = None
+    superseded_by: str | None = None  # the record holding the replacing claim
+    superseded_by_claim: str | None = None
+    replaced_by_value: str | None = None
+
+
+@dataclass
+class Relation(_Model):
+    """How this record relates to another: ``role`` "source" means this one is the newer."""
+
+    kind: str  # confirms | supersedes | conflicts_with
+    other_id: str
+    role: str
+    confidence: float
+    method: str = ""
+    evidence: str = ""
+
+
+@dataclass
+class Hit(_Model, Mapping[str, Any]):
+    """One memory record or one workspace chunk, with everything needed to judge it."""
+
+    id: str
+    content: str
+    status: str = CURRENT
+    store: str = MEMORY
+    kind: str = "note"  # capture | note | prompt | file
+    historical: bool = False  # shown only because the query asked about the past
+    score: float = 0.0
+    confidence: float = 1.0
+    superseded_by: str | None = None
+    supersedes: list[str] = field(default_factory=list)
+    evidence: str | None = None
+    claims: list[Claim] = field(default_factory=list)
+    relations: list[Relation] = field(default_factory=list)
+    # provenance
+    source: str | None = None
+    client: str | None = None
+    session_id: str | None = None
+    event: str | None = None
+    doc_type: str | None = None
+    user_id: str | None = None
+    cwd: str | None = None
+    branch: str | None = None
+    revision: str | None = None
+    paths: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    created_at: float | None = None
+    updated_at: float | None = None
+    valid_at: float | None = None
+    expires_at: float | None = None
+    changed_files: list[str] = field(default_factory=list)
+    # workspace chunks
+    path: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    heading: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Hit:
+        hit = super().from_dict(data)
+        hit.claims = [c if isinstance(c, Claim) else Claim.from_dict(c) for c in hit.claims]
+        hit.relations = [r if isinstance(r, Relation) else Relation.from_dict(r)
+                         for r in hit.relations]
+        return hit
+
+    # -- read-only mapping, for mem0-shaped callers ---------------------------------------
+    def __getitem__(self, key: str) -> Any:
+        if key == "memory":
+            return self.content
+        if key in _HIT_FIELDS:
+            value = getattr(self, key)
+            if isinstance(value, list) and value and isinstance(value[0], _Model):
+                return [v.to_dict() for v in value]
+            return value
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_HIT_FIELDS)
+
+    def __len__(self) -> int:
+        return len(_HIT_FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Hit):
+            return self.to_dict() == other.to_dict()
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def is_memory(self) -> bool:
+        return self.store == MEMORY
+
+    def location(self) -> str:
+        """``path:start-end`` for a chunk, the source for a record."""
+        if self.store == WORKSPACE and self.path:
+            return f"{self.path}:{self.start_line or 1}-{self.end_line or self.start_line or 1}"
+        return self.source or self.id
+
+
+_HIT_FIELDS: Final = tuple(f.name for f in dataclasses.fields(Hit))
+
+
+@dataclass
+class SearchResult(_Model):
+    """Hits best first; ``hidden`` counts matches the policy kept out (superseded, expired)."""
+
+    results: list[Hit]
+    hidden: int = 0
+    history: bool = False
+
+    def __getitem__(self, key: str) -> Any:
+        """``result["results"]``, as mem0-shaped callers write it."""
+        if key in ("results", "hidden", "history"):
+            return getattr(self, key)
+        raise KeyError(key)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SearchResult:
+        return cls(results=[Hit.from_dict(h) for h in data.get("results") or []],
+                   hidden=int(data.get("hidden") or 0), history=bool(data.get("history")))

@@ -1,0 +1,382 @@
+"""Every op, declared once: its arguments, their types, defaults and limits.
+
+The daemon validates each request with ``validate``; the Python client checks arguments with
+the same call before sending; the CLI builds its options and the MCP shim its tool schemas
+from these declarations. Unknown arguments are refused everywhere.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from .protocol import MAX_DEPTH, TOO_LARGE, BadRequest
+
+READ: Final = "read"
+WRITE: Final = "write"
+CONTROL: Final = "control"
+
+STR: Final = "str"
+TEXT: Final = "text"
+INT: Final = "int"
+BOOL: Final = "bool"
+TIME: Final = "time"
+CHOICE: Final = "choice"
+MAP: Final = "map"
+LIST: Final = "list"
+
+MIN_TIME: Final = 0.0
+MAX_TIME: Final = 253402300799.0  # 9999-12-31T23:59:59Z
+MAX_CONTENT_BYTES: Final = 256 * 1024
+MAX_QUERY_BYTES: Final = 64 * 1024
+MAX_ID_BYTES: Final = 200
+MAX_META_BYTES: Final = 64 * 1024
+MAX_META_DEPTH: Final = 8
+MAX_BATCH: Final = 1000
+MAX_TOP_K: Final = 100
+MAX_LIST: Final = 1000
+STORES: Final = ("memory", "workspace", "all")
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of an op.
+
+    ``cli``: how the CLI offers it: ``""`` an option named after the argument
+    (``top_k`` -> ``--top-k``), ``"--name"`` an option so named, ``"ARG"`` the positional
+    argument, ``None`` not at all. ``mcp``: whether agents see it in the MCP tool.
+    """
+
+    name: str
+    type: str
+    help: str = ""
+    required: bool = False
+    default: Any = None
+    lo: int | None = None
+    hi: int | None = None
+    max_bytes: int | None = None
+    choices: tuple[str, ...] = ()
+    cli: str | None = ""
+    mcp: bool = True
+
+    @property
+    def option(self) -> str | None:
+        """The CLI spelling a person types (for messages), or None when the CLI lacks it."""
+        if self.cli is None:
+            return None
+        if self.cli == "ARG":
+            return self.name.upper()
+        return self.cli or "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    kind: str  # read | write | control
+    help: str
+    args: tuple[Arg, ...] = ()
+    tool: str | None = None  # the MCP tool's name when agents may call it
+    one_of: tuple[tuple[str, ...], ...] = field(default=())  # exactly one of each group
+
+    def arg(self, name: str) -> Arg:
+        for a in self.args:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+
+# -- shared arguments ------------------------------------------------------------------------
+USER = Arg("user_id", STR, "user id (default: the local user)", cli="--user", mcp=False,
+           max_bytes=MAX_ID_BYTES)
+ACTOR = Arg("actor", STR, "who asks, for the audit log", cli=None, mcp=False,
+            max_bytes=MAX_ID_BYTES)
+SOURCE = Arg("source", STR, "where the memory comes from", cli=None, mcp=False,
+             max_bytes=MAX_ID_BYTES)
+ID = Arg("id", STR, "a memory id", required=True, cli="ARG", max_bytes=MAX_ID_BYTES)
+METADATA = Arg("metadata", MAP, "extra fields kept with the memory (secrets are redacted)",
+               mcp=False)
+
+
+def _add_item_args() -> tuple[Arg, ...]:
+    return (
+        Arg("content", TEXT, "the text to remember", max_bytes=MAX_CONTENT_BYTES, cli="ARG"),
+        METADATA,
+        Arg("supersedes", STR, "id of the memory this one replaces", max_bytes=MAX_ID_BYTES),
+        Arg("expires_at", TIME, "when it stops being true (ISO 8601 or epoch seconds)"),
+        Arg("valid_at", TIME, "when it became true, if not now", mcp=False),
+        Arg("created_at", TIME, "when it was learned, for imports", cli=None, mcp=False),
+        Arg("session_id", STR, "the agent session it belongs to", cli=None, mcp=False,
+            max_bytes=MAX_ID_BYTES),
+    )
+
+
+ITEM_ARGS: Final = _add_item_args()
+
+OPS: Final[dict[str, Op]] = {op.name: op for op in (
+    Op("ping", CONTROL, "Check that the daemon answers."),
+    Op("status", READ, "The daemon's state: pid, uptime, counts, queues, versions.",
+       tool="memory_status"),
+    Op("shutdown", CONTROL, "Stop the daemon after answering what is in flight."),
+    Op("hook", WRITE, "Hand one agent hook event to the daemon.", (
+        Arg("provider", STR, "the agent client", required=True, max_bytes=64),
+        Arg("event", STR, "the hook event name", required=True, max_bytes=128),
+        Arg("payload", MAP, "the event as the agent sent it", required=True),
+    )),
+    Op("add", WRITE, "Store a memory (or up to 1,000 in one transaction with items).", (
+        *ITEM_ARGS,
+        Arg("items", LIST, "memories to add together, each a map of the arguments above",
+            cli=None, mcp=False, lo=1, hi=MAX_BATCH),
+        USER, SOURCE, ACTOR,
+    ), tool="add_memory", one_of=(("content", "items"),)),
+    Op("search", READ, "Search memory and project files; superseded, expired and forgotten "
+       "records are excluded before ranking.", (
+        Arg("query", TEXT, "what to look for, in plain words", required=True,
+            max_bytes=MAX_QUERY_BYTES, cli="ARG"),
+        Arg("top_k", INT, "how many hits", default=5, lo=1, hi=MAX_TOP_K, cli="--top-k"),
+        Arg("history", BOOL, "also return superseded records, marked historical",
+            default=False),
+        Arg("as_of", TIME, "what was believed then (ISO 8601 or epoch seconds)"),
+        Arg("store", CHOICE, "memory records, project files, or both", default="all",
+            choices=STORES),
+        USER,
+    ), tool="search"),
+    Op("get", READ, "One memory in full: text, status, claims, relations, provenance.",
+       (ID, USER), tool="get_memory"),
+    Op("list", READ, "The newest memories that are currently believed.", (
+        Arg("limit", INT, "how many, newest first", default=20, lo=1, hi=MAX_LIST),
+        Arg("offset", INT, "skip this many", default=0, lo=0, hi=10**9, mcp=False),
+        Arg("include_hidden", BOOL, "include superseded and expired ones", default=False,
+            mcp=False),
+        USER,
+    ), tool="list_memories"),
+    Op("update", WRITE, "Replace a memory's text (its claims are derived again).", (
+        ID, Arg("content", TEXT, "the new text", required=True, max_bytes=MAX_CONTENT_BYTES,
+                cli="--text"),
+        METADATA, USER, ACTOR,
+    )),
+    Op("forget", WRITE, "Forget a memory: hidden everywhere; the same text captured again "
+       "stays forgotten.", (
+        ID, Arg("reason", STR, "why; kept in the audit log", max_bytes=2000), USER, ACTOR,
+    ), tool="forget_memory"),
+    Op("supersede", WRITE, "Retire a memory in favour of new text or another memory.", (
+        Arg("old_id", STR, "the memory that is no longer true", required=True, cli="ARG",
+            max_bytes=MAX_ID_BYTES),
+        Arg("new_id", STR, "an existing memory that replaces it", cli="--by",
+            max_bytes=MAX_ID_BYTES),
+        Arg("content", TEXT, "the text that replaces it", cli="--text",
+            max_bytes=MAX_CONTENT_BYTES),
+        METADATA, USER, SOURCE, ACTOR,
+    ), tool="supersede_memory", one_of=(("new_id", "content"),)),
+    Op("expire", WRITE, "Mark a memory as no longer true from a time (default: now).", (
+        ID, Arg("at", TIME, "when it stopped being true (ISO 8601 or epoch seconds)"),
+        USER, ACTOR,
+    )),
+    Op("history", READ, "The audit trail of one memory, oldest first.", (ID, USER),
+       tool="memory_history"),
+    Op("reindex", WRITE, "Bring the workspace index in step with the files.", (
+        Arg("full", BOOL, "re-read every file, not only changed ones", default=False),
+    )),
+)}
+
+
+# -- validation ------------------------------------------------------------------------------
+def _bad(arg: Arg, message: str, code: str | None = None) -> BadRequest:
+    return BadRequest(f"'{arg.name}' {message}", code, arg=arg.name)
+
+
+def parse_time(value: Any, name: str = "time") -> float:
+    """Epoch seconds from a number or an ISO 8601 string; finite and within year 1970-9999.
+
+    A date without a zone is read as UTC, so the same text means the same instant everywhere.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"{name} must be epoch seconds or an ISO 8601 date/time")
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            seconds = float(text)
+        except ValueError:
+            iso = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
+            try:
+                when = _dt.datetime.fromisoformat(iso)
+            except ValueError:
+                raise ValueError(f"{name} {value!r} is neither epoch seconds nor an ISO 8601 "
+                                 "date/time") from None
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=_dt.timezone.utc)
+            seconds = when.timestamp()
+    else:
+        seconds = float(value)
+    if not math.isfinite(seconds) or not MIN_TIME <= seconds <= MAX_TIME:
+        raise ValueError(f"{name} must be a time between 1970 and 9999")
+    return seconds
+
+
+def _check_utf8(arg: Arg, text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _bad(arg, "is not valid UTF-8 text (it holds a lone surrogate)") from None
+
+
+def _check_map(arg: Arg, value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _bad(arg, "must be a map")
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_META_DEPTH:
+            raise _bad(arg, f"nests deeper than {MAX_META_DEPTH} levels")
+        if isinstance(item, Mapping):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    raise _bad(arg, "must have string keys")
+                _check_utf8(arg, key)
+                stack.append((child, depth + 1))
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+        elif isinstance(item, str):
+            _check_utf8(arg, item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise _bad(arg, "must not hold NaN or infinity")
+        elif not (item is None or isinstance(item, (bool, int, float))):
+            raise _bad(arg, "must hold only strings, numbers, booleans, lists and maps")
+    return dict(value)
+
+
+def check(arg: Arg, value: Any) -> Any:
+    """One argument's value, checked and normalised; raise BadRequest naming the argument."""
+    kind = arg.type
+    if kind in (STR, TEXT, CHOICE):
+        if not isinstance(value, str):
+            raise _bad(arg, "must be a string")
+        data = _check_utf8(arg, value)
+        if arg.max_bytes is not None and len(data) > arg.max_bytes:
+            raise _bad(arg, f"is larger than {arg.max_bytes} bytes",
+                       TOO_LARGE if kind == TEXT else None)
+        if arg.required and not value.strip():
+            raise _bad(arg, "must not be empty")
+        if kind == CHOICE and value not in arg.choices:
+            raise _bad(arg, f"must be one of {', '.join(arg.choices)}")
+        return value
+    if kind == INT:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _bad(arg, "must be an integer")
+        if (arg.lo is not None and value < arg.lo) or (arg.hi is not None and value > arg.hi):
+            raise _bad(arg, f"must be between {arg.lo} and {arg.hi}")
+        return value
+    if kind == BOOL:
+        if not isinstance(value, bool):
+            raise _bad(arg, "must be true or false")
+        return value
+    if kind == TIME:
+        try:
+            return parse_time(value, arg.name)
+        except ValueError as err:
+            raise BadRequest(str(err), arg=arg.name) from None
+    if kind == MAP:
+        return _check_map(arg, value)
+    if kind == LIST:
+        if not isinstance(value, list):
+            raise _bad(arg, "must be a list")
+        if (arg.lo is not None and len(value) < arg.lo) or (
+                arg.hi is not None and len(value) > arg.hi):
+            raise _bad(arg, f"must hold between {arg.lo} and {arg.hi} entries")
+        return value
+    raise AssertionError(f"unknown argument type {kind!r}")
+
+
+def validate(op: Op | str, args: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The request's arguments checked against the declaration, defaults filled in.
+
+    ``None`` means absent. Unknown arguments are refused (a misspelled one would otherwise
+    be ignored silently), as is a missing required one or a broken ``one_of`` group.
+    """
+    spec = OPS[op] if isinstance(op, str) else op
+    if args is None:
+        args = {}
+    if not isinstance(args, Mapping):
+        raise BadRequest("'args' must be a map")
+    known = {a.name for a in spec.args}
+    unknown = sorted(str(k) for k in args if k not in known)
+    if unknown:
+        allowed = ", ".join(sorted(known)) or "none"
+        raise BadRequest(f"{spec.name}: unknown argument(s) {', '.join(map(repr, unknown))}; "
+                         f"it takes: {allowed}", arg=unknown[0])
+    out: dict[str, Any] = {}
+    for arg in spec.args:
+        value = args.get(arg.name)
+        if value is None:
+            if arg.required:
+                raise _bad(arg, "is required")
+            out[arg.name] = arg.default
+            continue
+        out[arg.name] = check(arg, value)
+    for group in spec.one_of:
+        given = [name for name in group if out.get(name) is not None]
+        if len(given) != 1:
+            names = " or ".join(f"'{n}'" for n in group)
+            raise BadRequest(f"{spec.name}: give exactly one of {names}", arg=group[0])
+    return out
+
+
+def validate_item(item: Any, shared: Mapping[str, Any]) -> dict[str, Any]:
+    """One entry of ``add``'s ``items``: the item arguments, inheriting ``shared`` ones."""
+    if not isinstance(item, Mapping):
+        raise BadRequest("every entry of 'items' must be a map", arg="items")
+    spec = Op("add item", WRITE, "", (*ITEM_ARGS, USER, SOURCE))
+    merged = {**{k: v for k, v in shared.items() if v is not None}, **item}
+    out = validate(spec, merged)
+    if out["content"] is None:
+        raise BadRequest("every entry of 'items' needs 'content'", arg="items")
+    return out
+
+
+def tool_schema(spec: Op) -> dict[str, Any]:
+    """The JSON Schema of an op's MCP tool input: its ``mcp`` arguments, nothing else."""
+    props: dict[str, Any] = {}
+    required = []
+    for arg in spec.args:
+        if not arg.mcp:
+            continue
+        schema: dict[str, Any]
+        if arg.type in (STR, TEXT):
+            schema = {"type": "string"}
+            if arg.max_bytes:
+                schema["maxLength"] = arg.max_bytes
+        elif arg.type == CHOICE:
+            schema = {"type": "string", "enum": list(arg.choices)}
+        elif arg.type == INT:
+            schema = {"type": "integer"}
+            if arg.lo is not None:
+                schema["minimum"] = arg.lo
+            if arg.hi is not None:
+                schema["maximum"] = arg.hi
+        elif arg.type == BOOL:
+            schema = {"type": "boolean"}
+        elif arg.type == TIME:
+            schema = {"type": ["string", "number"]}
+        elif arg.type == MAP:
+            schema = {"type": "object"}
+        else:
+            schema = {"type": "array"}
+        if arg.help:
+            schema["description"] = arg.help
+        if arg.default is not None:
+            schema["default"] = arg.default
+        props[arg.name] = schema
+        if arg.required:
+            required.append(arg.name)
+    out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
+    if required:
+        out["required"] = required
+    return out
+
+
+__all__ = ["OPS", "Arg", "Op", "check", "parse_time", "tool_schema", "validate",
+           "validate_item", "MAX_DEPTH"]

@@ -1,0 +1,175 @@
+"""The hook dispatcher: one agent event in, injected context and records out.
+
+It runs on the daemon's reader pool, never on the request loop: transcript reading, git calls,
+file hashing and the injection search all happen here. Records go to the writer; the reply
+resolves once they are committed. The agent client is found in the registry; everything
+client-specific happens behind its interface.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import stat
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import structlog
+
+from lintaid_client import protocol
+from lintaid_client.models import Hit
+from lintaid_client.redact import redact, redact_value
+
+from .capture import git
+from .capture.record import NewRecord, capture_record, prompt_record
+from .futures import resolved, then
+from .integrations import injection, registry
+from .integrations.base import AgentClient, HookEvent
+from .search import Reader, SearchRequest
+
+log = structlog.get_logger("lintaid.hooks")
+
+SESSION_START_QUERY = "decisions unresolved work failures implemented changes"
+MAX_HASHED_FILE = 1024 * 1024
+MAX_HASHED_PATHS = 50
+PER_SESSION = 2
+# Payload keys worth keeping as provenance (redacted); the rest is noise or already a field.
+METADATA_KEYS = ("agent_id", "agent_type", "trigger", "reason", "source", "permission_mode",
+                 "prompt_id", "transcript_path", "agent_transcript_path")
+
+
+class RecordWrites(Protocol):
+    def put(self, rec: NewRecord, actor: str) -> tuple[str, str]: ...
+
+
+Submit = Callable[[Callable[[], Any]], "Future[Any]"]
+
+
+@dataclass(frozen=True)
+class InjectConfig:
+    top_k: int = 5
+    max_bytes: int = 8000
+    wait_s: float = 0.5  # how long injection waits for the index to catch up
+
+
+class HookDispatcher:
+    def __init__(self, root: Path, reader: Reader, writes: RecordWrites, submit: Submit,
+                 config: InjectConfig | None = None) -> None:
+        self.root = root
+        self.reader = reader
+        self.writes = writes
+        self.submit = submit
+        self.config = config or InjectConfig()
+
+    def handle(self, provider: str, event: str, payload: dict[str, Any], *,
+               inject: bool = True) -> Future[dict[str, Any]]:
+        """Answer one event: ``{"output": <client stdout JSON>, "captured": [ids]}``."""
+        try:
+            client = registry.get(provider)
+        except KeyError as err:
+            raise protocol.BadRequest(str(err.args[0]), arg="provider") from None
+        ev = client.parse(event, payload)
+        output: dict[str, Any] = {}
+        if inject and ev.inject:
+            output = client.output(ev, self.inject(ev))
+        records = self.records(client, ev)
+        return then(self.write(records), lambda ids: {"output": output, "captured": ids})
+
+    # -- capture -----------------------------------------------------------------------------
+    def records(self, client: AgentClient, ev: HookEvent) -> list[NewRecord]:
+        records = build_records(client, ev)
+        for rec in records:
+            if rec.kind == "capture":
+                rec.file_hashes = self.file_hashes(rec.paths, rec.cwd)
+        return records
+
+    def write(self, records: list[NewRecord]) -> Future[list[str]]:
+        if not records:
+            return resolved([])
+        writes = self.writes
+
+        def job() -> list[str]:
+            return [writes.put(rec, actor=f"hook:{rec.provider}")[0] for rec in records]
+
+        return self.submit(job)
+
+    def file_hashes(self, rec_paths: list[str], cwd: str | None) -> dict[str, str]:
+        """Hash each named file as it is now, so a later search can say it changed."""
+        out: dict[str, str] = {}
+        for name in rec_paths[:MAX_HASHED_PATHS]:
+            path = Path(name)
+            if not path.is_absolute():
+                path = Path(cwd or self.root) / path
+            try:
+                path = path.resolve()
+                rel = path.relative_to(self.root)
+                st = path.stat()
+                if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_HASHED_FILE:
+                    continue  # a FIFO or device must never block a capture
+                out[str(rel)] = hashlib.sha256(path.read_bytes()).hexdigest()
+            except (OSError, ValueError):
+                continue
+        return out
+
+    # -- injection ---------------------------------------------------------------------------
+    def inject(self, ev: HookEvent) -> str | None:
+        query = ev.prompt or (SESSION_START_QUERY if ev.session_start else None)
+        if not query:
+            return None
+        top_k = self.config.top_k
+        self.reader.settle(None, self.config.wait_s)
+        result = self.reader.search(SearchRequest(query=query, top_k=top_k * 3,
+                                                  exclude_kinds=["prompt"]))
+        hits = spread_sessions(result.results, top_k)
+        cwd = ev.cwd or str(self.root)
+        branch, revision = git.git_state(cwd)
+        return injection.render(hits, where=injection.Where(branch, revision, cwd),
+                                query=query, max_records=top_k,
+                                max_bytes=self.config.max_bytes)
+
+
+def build_records(client: AgentClient, ev: HookEvent, *,
+                  now: float | None = None) -> list[NewRecord]:
+    """The records one event yields: its prompt, and the turn (or compaction, or session)
+    it closes, read from the client's transcript. Content never holds a timestamp, so a
+    replayed event yields the same record ids."""
+    created = time.time() if now is None else now
+    branch, revision = git.git_state(ev.cwd)
+    metadata = redact_value({k: ev.payload[k] for k in METADATA_KEYS
+                             if ev.payload.get(k) not in (None, "", [], {})})
+    out: list[NewRecord] = []
+    if ev.prompt:
+        rec = prompt_record(client=client.name, session_id=ev.session_id, event=ev.name,
+                            prompt=redact(ev.prompt), cwd=ev.cwd, branch=branch,
+                            revision=revision, metadata=metadata, created_at=created)
+        if rec is not None:
+            out.append(rec)
+    if ev.capture and not ev.skip:
+        exchange = client.read_exchange(ev)
+        rec = capture_record(
+            client=client.name, session_id=ev.session_id, event=ev.name, doc_type=ev.capture,
+            request=exchange.request, result=exchange.result, summary=exchange.summary,
+            paths=exchange.paths, tools=exchange.tools, cwd=ev.cwd, branch=branch,
+            revision=revision, metadata=metadata, created_at=created)
+        if rec is not None:
+            out.append(rec)
+    return out
+
+
+def spread_sessions(hits: list[Hit], limit: int) -> list[Hit]:
+    """At most PER_SESSION hits from one agent session, so one long session whose every turn
+    matches cannot crowd out every other session's memories; best first, order kept."""
+    seen: dict[str, int] = {}
+    out = []
+    for hit in hits:
+        session = hit.session_id or hit.id
+        if seen.get(session, 0) >= PER_SESSION:
+            continue
+        seen[session] = seen.get(session, 0) + 1
+        out.append(hit)
+        if len(out) == limit:
+            break
+    return out

@@ -1,0 +1,128 @@
+"""The seam every agent client sits behind.
+
+An ``AgentClient`` knows one client's hook protocol and configuration files, and nothing of the
+daemon: it turns a raw hook payload into a ``HookEvent``, reads the client's transcript into an
+``Exchange``, shapes the injected context into the JSON the client reads on stdout, and merges
+lintaid's hooks and MCP server into (and out of) the client's configuration. The hook
+dispatcher, the installer, ``doctor`` and ``status`` reach clients only through this interface
+and the registry.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from lintaid.capture.transcript import Exchange
+
+Scope = Literal["project", "user"]
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    """One hook event as lintaid needs it, whatever client sent it.
+
+    ``inject``: the client reads context back from this event. ``capture``: the kind of
+    record this event closes (``outcome``, ``checkpoint``, ``session-summary``), or None.
+    ``prompt``: the person's prompt, when the event carries one. ``session_start``: the
+    event opens (or resumes, clears, compacts) a session; ``source`` says which.
+    """
+
+    client: str
+    name: str
+    payload: Mapping[str, Any]
+    inject: bool = False
+    capture: str | None = None
+    prompt: str | None = None
+    session_start: bool = False
+    source: str | None = None
+    session_id: str | None = None
+    cwd: str | None = None
+    transcript_path: str | None = None
+    last_message: str | None = None
+    summary: str | None = None  # a compaction summary or custom instructions
+    skip: bool = False  # the client says this event repeats one already handled
+
+
+@dataclass(frozen=True)
+class Commands:
+    """How the client must start lintaid's programs: each a list of words (argv)."""
+
+    hook: tuple[str, ...]
+    mcp: tuple[str, ...]
+
+
+@dataclass
+class Check:
+    """One ``doctor`` finding: ``ok`` or not, what was seen, and how to fix it."""
+
+    name: str
+    ok: bool
+    detail: str = ""
+    fix: str = ""
+
+
+@dataclass
+class InstallReport:
+    """What an install or uninstall changed, and what the person must still do."""
+
+    changes: list[str] = field(default_factory=list)
+    next_steps: list[str] = field(default_factory=list)
+
+
+def text_field(payload: Mapping[str, Any], *keys: str) -> str | None:
+    """The first non-blank string among ``keys`` in the payload, stripped."""
+    for key in keys:
+        value = payload.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def path_field(payload: Mapping[str, Any], *keys: str) -> str | None:
+    value = text_field(payload, *keys)
+    return os.path.expanduser(value) if value else None
+
+
+class AgentClient(ABC):
+    """One agent client's protocol. Subclasses live in their own subpackage."""
+
+    name: ClassVar[str]
+    """The registry key and the word used on the command line (``lintaid install NAME``)."""
+    title: ClassVar[str]
+    """How people call it."""
+
+    # -- hooks -----------------------------------------------------------------------------
+    @abstractmethod
+    def parse(self, event: str, payload: Mapping[str, Any]) -> HookEvent:
+        """The event as lintaid needs it."""
+
+    @abstractmethod
+    def read_exchange(self, event: HookEvent) -> Exchange:
+        """The last request, its result, the tools and files touched: from the transcript
+        (and the payload), redacted. Empty fields when there is nothing to read."""
+
+    @abstractmethod
+    def output(self, event: HookEvent, context: str | None) -> dict[str, Any]:
+        """The JSON the client reads on stdout: ``context`` injected, or ``{}`` for none."""
+
+    # -- configuration ---------------------------------------------------------------------
+    @abstractmethod
+    def install(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
+        """Merge lintaid's hooks and MCP server into the client's configuration."""
+
+    @abstractmethod
+    def uninstall(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
+        """Remove exactly what ``install`` added."""
+
+    @abstractmethod
+    def installed(self, root: Path) -> list[str]:
+        """The configuration files (project's and user's) that hold lintaid's hooks."""
+
+    def doctor(self, root: Path) -> list[Check]:
+        """Checks of this client's configuration for ``root``; none by default."""
+        return []

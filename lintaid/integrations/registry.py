@@ -1,0 +1,23 @@
+"""The agent clients lintaid speaks to: one line each. The hook dispatcher, the CLI's choices,
+the installer, ``status`` and ``doctor`` all read this and nothing else."""
+
+from __future__ import annotations
+
+from .base import AgentClient
+from .claude_code import ClaudeCode
+
+CLIENTS: dict[str, AgentClient] = {client.name: client for client in (
+    ClaudeCode(),
+)}
+
+
+def names() -> list[str]:
+    return list(CLIENTS)
+
+
+def get(name: str) -> AgentClient:
+    """The client called ``name``; KeyError naming the known ones otherwise."""
+    try:
+        return CLIENTS[name]
+    except KeyError:
+        raise KeyError(f"unknown agent client {name!r}; known: {', '.join(CLIENTS)}") from None
