@@ -55,8 +55,7 @@ def daemon_alive(root: Path) -> bool:
     return lock.is_held(paths.lock_path(root))
 
 
-def _read_payload() -> dict[str, Any] | None:
-    data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+def _parse_payload(data: bytes) -> dict[str, Any] | None:
     if not data or len(data) > MAX_STDIN_BYTES:
         return None
     try:
@@ -86,10 +85,14 @@ def _spool_and_wake(root: Path, args: dict[str, Any], start: bool) -> None:
             print(f"lintaid-hook: could not start daemon: {err}", file=sys.stderr)
 
 
-def run(provider: str, event: str) -> dict[str, Any]:
+def answer(provider: str, event: str, data: bytes) -> dict[str, Any]:
+    """What the agent must read on stdout for one event whose stdin was ``data``.
+
+    Never raises for a daemon that is down, slow or refusing: the event is spooled instead.
+    """
     started = time.monotonic()
     budget = budget_seconds()
-    payload = _read_payload()
+    payload = _parse_payload(data)
     if payload is None:
         return {}
     root = _resolve_root(payload)
@@ -137,7 +140,7 @@ def main(argv: list[str] | None = None) -> None:
         _emit({})
         os._exit(0)
     try:
-        output = run(argv[0], argv[1])
+        output = answer(argv[0], argv[1], sys.stdin.buffer.read(MAX_STDIN_BYTES + 1))
     except Exception as err:  # fail open: the agent must never be blocked by memory
         print(f"lintaid-hook: {type(err).__name__}: {err}", file=sys.stderr)
         output = {}
