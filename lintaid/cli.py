@@ -205,7 +205,7 @@ def _pid_alive(status: dict[str, Any]) -> bool:
         proc = psutil.Process(int(status["pid"]))
         if proc.status() == psutil.STATUS_ZOMBIE:
             return False
-        return abs(proc.create_time() - float(status.get("create_time", 0))) < 1.0
+        return bool(abs(proc.create_time() - float(status.get("create_time", 0))) < 1.0)
     except (psutil.Error, KeyError, TypeError, ValueError):
         return False
 
@@ -530,7 +530,7 @@ def _commands() -> Any:
     return Commands(hook=(_script("lintaid-hook"),), mcp=(_script("lintaid-mcp"),))
 
 
-def _client_choice() -> click.Choice:
+def _client_choice() -> click.Choice[str]:
     from .integrations import registry
 
     return click.Choice(registry.names())

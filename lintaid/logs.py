@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import sys
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,9 @@ MAX_BYTES = 5 * 1024 * 1024
 BACKUPS = 3
 
 
-def _redact(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
+def _redact(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> dict[str, Any]:
     """Nothing redacted may reach a log: run every field through the same redaction."""
-    return redact_value(event)
+    return dict(redact_value(dict(event)))
 
 
 def configure(log_file: Path, *, level: str = "info", stderr: bool = False) -> None:

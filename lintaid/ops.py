@@ -154,7 +154,7 @@ def op_get(s: Services, args: Args) -> Args:
 
 
 def op_list(s: Services, args: Args) -> Args:
-    hits = s.reader.list(args["user_id"], args["limit"], args["offset"],
+    hits = s.reader.newest(args["user_id"], args["limit"], args["offset"],
                          args["include_hidden"])
     return {"results": [h.to_dict() for h in hits]}
 

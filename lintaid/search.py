@@ -99,7 +99,7 @@ class Reader:
             raise protocol.NotFound(f"no memory {record_id!r}")
         return self.hydrate([record_id])[record_id]
 
-    def list(self, user_id: str | None, limit: int, offset: int = 0,
+    def newest(self, user_id: str | None, limit: int, offset: int = 0,
              include_hidden: bool = False) -> list[Hit]:
         ids = self.memory.list_ids(normalize_user(user_id), limit, offset, include_hidden)
         hits = self.hydrate(ids)
@@ -152,8 +152,9 @@ class Reader:
         result = searcher.search(boolean([("must", text_query), *owner, *filters, *policy]),
                                  limit=req.top_k, count=True)
         everything = boolean([("must", all_text), *owner, *filters])
-        hidden = searcher.search(everything, limit=1, count=True).count - result.count
-        scored = [(searcher.doc(addr).get_first("id"), score) for score, addr in result.hits]
+        hidden = _count(searcher.search(everything, limit=1, count=True)) - _count(result)
+        scored = [(str(searcher.doc(addr).get_first("id")), score)
+                  for score, addr in result.hits]
         hits = self.hydrate([rid for rid, _ in scored], history=history, as_of=req.as_of)
         out = []
         for rid, score in scored:
@@ -239,6 +240,10 @@ def _record_status(row: Any, claims: list[Claim], at: float) -> str:
     if state == models.CONFLICTED and not any(c.status == models.CONFLICTED for c in claims):
         return models.PARTLY_SUPERSEDED  # only retired statements, no live disagreement
     return str(state)
+
+
+def _count(result: Any) -> int:
+    return int(result.count)  # tantivy's stub lacks ``count`` (set when count=True)
 
 
 def _workspace_hit(row: dict[str, Any]) -> Hit:

@@ -22,15 +22,15 @@ from . import paths, protocol
 class Connection:
     """A DEALER connected to one project's daemon. Not thread-safe; one per thread."""
 
-    def __init__(self, root: Path, *, context: zmq.Context | None = None) -> None:
+    def __init__(self, root: Path, *, context: zmq.Context[Any] | None = None) -> None:
         self.root = root
         self.endpoint = paths.endpoint(root)
         self._context = context or zmq.Context.instance()
-        self._socket: zmq.Socket | None = None
+        self._socket: zmq.Socket[Any] | None = None
         self._pid = os.getpid()
         self.last_token: str | None = None
 
-    def _sock(self) -> zmq.Socket:
+    def _sock(self) -> zmq.Socket[Any]:
         if self._pid != os.getpid():  # a socket must never cross a fork
             self._socket = None
             self._context = zmq.Context()
@@ -125,9 +125,10 @@ def ping(root: Path, timeout: float = 0.5) -> dict[str, Any] | None:
     """Return the daemon's ping answer, or None when it does not answer in time."""
     with Connection(root) as conn:
         try:
-            return conn.call("ping", timeout=timeout)
+            answer = conn.call("ping", timeout=timeout)
         except protocol.LintaidError:
             return None
+    return answer if isinstance(answer, dict) else None
 
 
 def ensure_daemon(root: Path, *, timeout: float = 15.0) -> dict[str, Any]:

@@ -154,7 +154,7 @@ class Memory:
             connection.ensure_daemon(self.root)
             self._started = True
 
-    def _call(self, op: str, args: dict[str, Any] | None = None) -> Any:
+    def _call(self, op: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
         """One request: checked against the op's declaration here first, so a mistake is a
         ``BadRequest`` (a ValueError) before anything is sent."""
         args = {k: v for k, v in (args or {}).items() if v is not None}
@@ -173,6 +173,8 @@ class Memory:
             result = conn.call(op, args, timeout=self.timeout, after=after)
         if spec.kind == ops.WRITE and conn.last_token:
             self._token = conn.last_token  # read-your-writes for this client's searches
+        if not isinstance(result, dict):
+            raise protocol.RemoteError(f"the daemon answered {op!r} with a {type(result).__name__}")
         return result
 
     def _user(self, user_id: str | None) -> str | None:

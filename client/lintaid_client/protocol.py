@@ -127,7 +127,8 @@ def new_request_id() -> str:
 def pack(message: Any) -> bytes:
     import msgpack
 
-    return msgpack.packb(message, use_bin_type=True)
+    data: bytes = msgpack.packb(message, use_bin_type=True)
+    return data
 
 
 def unpack(data: bytes) -> Any:

@@ -112,8 +112,9 @@ def uninstall(root: Path, scope: Scope, commands: Commands) -> InstallReport:
 def installed(root: Path) -> list[str]:
     """The settings files (project's, user's) holding at least one of lintaid's hooks."""
     out = []
-    for scope in ("project", "user"):
-        path = settings_path(root, scope)  # type: ignore[arg-type]
+    scopes: tuple[Scope, ...] = ("project", "user")
+    for scope in scopes:
+        path = settings_path(root, scope)
         try:
             settings = load_json(path)
         except ConfigError:

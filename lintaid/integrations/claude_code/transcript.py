@@ -39,7 +39,7 @@ def parse_line(raw: bytes) -> Message | None:
     message = entry.get("message")
     if not isinstance(message, dict):
         return None
-    role = message.get("role") if message.get("role") in ("user", "assistant") else kind
+    role = str(message.get("role") if message.get("role") in ("user", "assistant") else kind)
     text, tools, paths = _content_parts(message.get("content"))
     if not text and not tools:
         return None  # tool results, thinking-only lines, images
