@@ -173,20 +173,7 @@ def main() -> None:
 def start(root: Path, foreground: bool) -> None:
     """Start the project's daemon (detached unless --foreground)."""
     if foreground:
-        paths.ensure_state_dir(root)
-        try:
-            fd = lock.acquire(paths.lock_path(root))
-        except lock.AlreadyRunning as err:
-            fail(str(err))
-        try:
-            from .daemon import Daemon
-
-            daemon = Daemon(root)
-            daemon.install_signal_handlers()
-            code = daemon.run()
-        finally:
-            lock.release(fd)
-        sys.exit(code)
+        sys.exit(_run_foreground(root))
     answer = connection.ping(root)
     if answer is not None:
         click.echo(f"lintaid daemon already running (pid {answer['pid']}) for {root}")
@@ -196,6 +183,28 @@ def start(root: Path, foreground: bool) -> None:
     except protocol.DaemonUnavailable as err:
         fail(str(err), EXIT_UNAVAILABLE)
     click.echo(f"lintaid daemon started (pid {answer['pid']}) for {root}")
+
+
+def _run_foreground(root: Path) -> int:
+    """Run the daemon here; a failure to start is logged and said in one line on stderr."""
+    try:
+        paths.ensure_state_dir(root)
+        fd = lock.acquire(paths.lock_path(root))
+    except lock.AlreadyRunning as err:
+        fail(str(err))
+    except OSError as err:
+        fail(f"cannot create {paths.state_dir(root)}: {err.strerror}")
+    try:
+        from .daemon import Daemon, StartError
+
+        daemon = Daemon(root)
+        daemon.install_signal_handlers()
+        try:
+            return daemon.run()
+        except StartError as err:
+            fail(str(err))
+    finally:
+        lock.release(fd)
 
 
 def _pid_alive(status: dict[str, Any]) -> bool:

@@ -52,6 +52,7 @@ class Config:
     inject_max_bytes: int = 8000
     watch_workspace: bool = True
     log_level: str = "info"
+    log_stderr: bool = False
 
     @classmethod
     def from_env(cls) -> Config:
@@ -60,6 +61,18 @@ class Config:
             cfg.watch_workspace = False
         cfg.log_level = os.environ.get("LINTAID_LOG_LEVEL", cfg.log_level)
         return cfg
+
+
+class StartError(Exception):
+    """The daemon could not start; the message says why in one line."""
+
+
+def start_reason(err: BaseException) -> str:
+    """Why a start failed, in one line a person can act on."""
+    if isinstance(err, OSError) and err.strerror:
+        where = f": {err.filename}" if err.filename else ""
+        return f"{err.strerror}{where}"
+    return f"{type(err).__name__}: {err}".splitlines()[0]
 
 
 class Daemon:
@@ -94,8 +107,27 @@ class Daemon:
             signal.signal(sig, lambda *_: self.request_shutdown())
 
     def run(self) -> int:
+        """Start, serve until asked to stop, stop; StartError (one line) if it cannot start."""
+        try:
+            self._start()
+        except Exception as err:
+            reason = start_reason(err)
+            log.error("start_failed", reason=reason, exc_info=err)
+            self._abort_start()
+            raise StartError(reason) from err
+        self.ready.set()
+        assert self.server is not None
+        try:
+            self.server.serve(self._stop.is_set)
+        finally:
+            self._shutdown()
+        return 0
+
+    def _start(self) -> None:
+        os.umask(0o077)  # everything under .lint-ai is private: 0700 folders, 0600 files
         paths.ensure_state_dir(self.root)
-        logs.configure(paths.log_path(self.root), level=self.config.log_level)
+        logs.configure(paths.log_path(self.root), level=self.config.log_level,
+                       stderr=self.config.log_stderr)
         endpoint = paths.endpoint(self.root)
         self.store = MemoryStore(self.root)
         self.writer = Writer(self.store)
@@ -115,12 +147,20 @@ class Daemon:
         self.drainer.start()
         if self.config.watch_workspace:
             self._start_workspace()
-        self.ready.set()
-        try:
-            self.server.serve(self._stop.is_set)
-        finally:
-            self._shutdown()
-        return 0
+
+    def _abort_start(self) -> None:
+        """Undo what a failed start opened, in reverse order; the first reason is the one
+        to tell, so later failures here are ignored."""
+        closers = [self.server.close if self.server else None,
+                   getattr(getattr(self, "writer", None), "stop", None),
+                   getattr(getattr(self, "store", None), "close", None),
+                   self._remove_status]
+        for close in closers:
+            try:
+                if close is not None:
+                    close()
+            except Exception:
+                pass
 
     def _start_workspace(self) -> None:
         from .workspace.service import Workspace

@@ -16,7 +16,7 @@ from typing import Any
 
 import zmq
 
-from . import paths, protocol
+from . import lock, paths, protocol
 
 
 class Connection:
@@ -108,17 +108,39 @@ def daemon_command(root: Path) -> list[str]:
 
 
 def spawn_daemon(root: Path) -> subprocess.Popen[bytes]:
-    """Start the daemon detached from this process (new session, no inherited stdio)."""
+    """Start the daemon detached from this process (new session, no inherited stdio).
+
+    Its stderr goes to ``logs/start.err`` (private), so why a start failed can be told.
+    """
     paths.ensure_state_dir(root)
-    return subprocess.Popen(
-        daemon_command(root),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-        cwd=str(root),
-    )
+    err_path = paths.start_error_path(root)
+    try:
+        err_path.parent.mkdir(mode=0o700, exist_ok=True)
+        err_fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError:
+        err_fd = subprocess.DEVNULL  # a read-only or full disk: the log may still say why
+    try:
+        return subprocess.Popen(
+            daemon_command(root),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err_fd,
+            start_new_session=True,
+            close_fds=True,
+            cwd=str(root),
+        )
+    finally:
+        if err_fd != subprocess.DEVNULL:
+            os.close(err_fd)
+
+
+def start_failure(root: Path) -> str | None:
+    """The last line a daemon that could not start wrote on stderr, if any."""
+    try:
+        lines = paths.start_error_path(root).read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return None
+    return lines[-1].removeprefix("lintaid: ") if lines else None
 
 
 def ping(root: Path, timeout: float = 0.5) -> dict[str, Any] | None:
@@ -143,10 +165,17 @@ def ensure_daemon(root: Path, *, timeout: float = 15.0) -> dict[str, Any]:
         if answer is not None:
             return answer
         if proc.poll() is not None:
-            # It exited: either another daemon won the lock (then ping answers) or it failed.
+            # It exited: another daemon holds the lock (it is starting: wait for it to
+            # answer), or it failed (say why, in one line).
+            if lock.is_held(paths.lock_path(root)):
+                time.sleep(0.05)
+                continue
             answer = ping(root, timeout=1.0)
             if answer is not None:
                 return answer
+            reason = start_failure(root)
+            if reason:
+                raise protocol.DaemonUnavailable(f"the daemon could not start: {reason}")
             raise protocol.DaemonUnavailable(
                 f"the daemon exited with code {proc.returncode}; see {paths.log_path(root)}"
             )

@@ -86,6 +86,11 @@ def log_path(root: Path) -> Path:
     return log_dir(root) / "lintaid.log"
 
 
+def start_error_path(root: Path) -> Path:
+    """Where a daemon started in the background writes why it could not start."""
+    return log_dir(root) / "start.err"
+
+
 def memory_db_path(root: Path) -> Path:
     return state_dir(root) / "memory.db"
 
