@@ -489,6 +489,33 @@ def test_a_peer_that_breaks_framing_is_a_protocol_error(path: str, raw_peer) -> 
     assert info.value.sent
 
 
+def test_a_malformed_command_after_the_request_is_a_protocol_error(path: str, raw_peer) -> None:
+    def garbled(conn: socket.socket, peer: RawPeer) -> None:
+        handshake(conn)
+        read_message(conn)
+        conn.sendall(b"\x04\x01\x05")  # a command whose name claims 5 octets of 0
+        peer.release.wait(WAIT_MS / 1000)
+
+    raw_peer(garbled)
+    with pytest.raises(zmtp.ProtocolError, match="malformed command") as info:
+        zmtp.request(path, [b"x"], timeout=10)
+    assert info.value.sent
+
+
+def test_malformed_ready_metadata_is_a_protocol_error(path: str, raw_peer) -> None:
+    def garbled(conn: socket.socket, peer: RawPeer) -> None:
+        conn.sendall(greeting())
+        recv_exact(conn, 64)
+        read_frame(conn)
+        conn.sendall(command(b"READY", b"\x0bSocket-Type\x00\x00\x00\x09ROUTER"))
+        peer.release.wait(WAIT_MS / 1000)
+
+    raw_peer(garbled)
+    with pytest.raises(zmtp.ProtocolError, match="malformed READY") as info:
+        zmtp.request(path, [b"x"], timeout=10)
+    assert not info.value.sent
+
+
 def test_a_peer_that_hangs_up_during_the_handshake_is_unavailable(path: str, raw_peer) -> None:
     raw_peer(lambda conn, peer: conn.sendall(greeting()))  # then closes
     with pytest.raises(zmtp.Unavailable) as info:

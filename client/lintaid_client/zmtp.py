@@ -39,7 +39,8 @@ MAX_SIZE = 8 * 1024 * 1024
 _MORE = 0x01
 _LONG = 0x02
 _COMMAND = 0x04
-_GREETING = b"\xff" + bytes(8) + b"\x7f" + b"\x03\x01" + b"NULL".ljust(20, b"\0") + bytes(32)
+_GREETING = (b"\xff" + bytes(8) + b"\x7f" + b"\x03\x01" + b"NULL".ljust(20, b"\0")
+             + b"\x00" + bytes(31))  # as-server 0, filler
 
 
 class ZmtpError(Exception):
@@ -68,11 +69,14 @@ class TooLarge(ZmtpError):
     """A frame is larger than the allowed maximum."""
 
 
-def _frame(flags: int, body: bytes) -> bytes:
-    size = len(body)
+def _header(flags: int, size: int) -> bytes:
     if size < 256:
-        return bytes((flags, size)) + body
-    return bytes((flags | _LONG,)) + size.to_bytes(8, "big") + body
+        return bytes((flags, size))
+    return bytes((flags | _LONG,)) + size.to_bytes(8, "big")
+
+
+def _frame(flags: int, body: bytes) -> bytes:
+    return _header(flags, len(body)) + body
 
 
 def _command(name: bytes, data: bytes) -> bytes:
@@ -96,7 +100,7 @@ def _check_sizes(frames: list[bytes], max_size: int) -> None:
 
 def _parse_command(body: bytes) -> tuple[bytes, bytes]:
     if not body or len(body) < 1 + body[0]:
-        raise ProtocolError("malformed command")
+        raise ValueError("malformed command")
     return body[1 : 1 + body[0]], body[1 + body[0] :]
 
 
@@ -106,12 +110,12 @@ def _parse_properties(data: bytes) -> dict[str, bytes]:
     while pos < len(data):
         end = pos + 1 + data[pos]
         if end + 4 > len(data):
-            raise ProtocolError("malformed READY metadata")
+            raise ValueError("malformed READY metadata")
         name = data[pos + 1 : end].decode("ascii", "replace").lower()
         size = int.from_bytes(data[end : end + 4], "big")
         pos = end + 4 + size
         if pos > len(data):
-            raise ProtocolError("malformed READY metadata")
+            raise ValueError("malformed READY metadata")
         props[name] = data[end + 4 : pos]
     return props
 
@@ -120,6 +124,7 @@ class Dealer:
     """One ZMTP connection to a ROUTER at ``path`` (``ipc://`` prefix optional). Not thread-safe.
 
     ``connect``, ``send`` and ``recv`` each take an absolute ``time.monotonic()`` deadline.
+    Any error but a refused oversized ``send`` closes the connection; use a new ``Dealer``.
     """
 
     def __init__(self, path: str, *, max_size: int = MAX_SIZE) -> None:
@@ -173,13 +178,13 @@ class Dealer:
         flags, body = self._read_frame(deadline, "handshake")
         if not flags & _COMMAND:
             raise self._error(ProtocolError, "peer sent a message before READY")
-        name, data = _parse_command(body)
+        name, data = self._parse(_parse_command, body, "handshake")
         if name == b"ERROR":
             reason = data[1 : 1 + data[0]] if data else b""
             raise self._error(ProtocolError, f"peer refused the handshake: {reason!r}")
         if name != b"READY":
             raise self._error(ProtocolError, f"expected READY, peer sent {name!r}")
-        self.peer = _parse_properties(data)
+        self.peer = self._parse(_parse_properties, data, "handshake")
         socket_type = self.peer.get("socket-type")
         if socket_type != b"ROUTER":
             raise self._error(ProtocolError, f"peer socket type is {socket_type!r}, not ROUTER")
@@ -187,9 +192,11 @@ class Dealer:
     def send(self, frames: list[bytes], deadline: float) -> None:
         """Send one multipart message; every frame must be at most ``max_size`` bytes."""
         _check_sizes(frames, self.max_size)
-        last = len(frames) - 1
-        data = b"".join(_frame(0 if i == last else _MORE, f) for i, f in enumerate(frames))
-        self._write(data, deadline, "send", request=True)
+        self.sent = False
+        parts = []
+        for i, body in enumerate(frames):
+            parts += (_header(_MORE if i < len(frames) - 1 else 0, len(body)), body)
+        self._write(b"".join(parts), deadline, "send", request=True)
 
     def recv(self, deadline: float) -> list[bytes]:
         """Receive one multipart message, answering PING and skipping other commands."""
@@ -197,7 +204,7 @@ class Dealer:
         while True:
             flags, body = self._read_frame(deadline, "receive")
             if flags & _COMMAND:
-                name, data = _parse_command(body)
+                name, data = self._parse(_parse_command, body, "receive")
                 if name == b"PING" and len(data) >= 2:
                     self._write(_command(b"PONG", data[2:18]), deadline, "receive")
                 continue
@@ -212,6 +219,12 @@ class Dealer:
         err.sent = self.sent
         self.close()
         return err
+
+    def _parse(self, parser, data: bytes, step: str):  # parser raises ValueError when malformed
+        try:
+            return parser(data)
+        except ValueError as err:
+            raise self._error(ProtocolError, f"{step}: {err}") from None
 
     def _arm(self, deadline: float, step: str) -> None:
         remaining = deadline - monotonic()
@@ -234,7 +247,7 @@ class Dealer:
         except TimeoutError:
             raise self._error(Timeout, f"{step}: timed out writing") from None
         except OSError as err:
-            raise self._hung_up(step, f"reset the connection ({err.strerror})") from None
+            raise self._hung_up(step, f"reset the connection ({err.strerror or err})") from None
 
     def _read(self, size: int, deadline: float, step: str) -> bytes:
         buf = self._buf
@@ -245,7 +258,7 @@ class Dealer:
             except TimeoutError:
                 raise self._error(Timeout, f"{step}: timed out waiting for the peer") from None
             except OSError as err:
-                raise self._hung_up(step, f"reset the connection ({err.strerror})") from None
+                raise self._hung_up(step, f"reset the connection ({err.strerror or err})") from None
             if not chunk:
                 raise self._hung_up(step, "closed the connection")
             buf += chunk
