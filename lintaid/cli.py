@@ -527,16 +527,17 @@ def reindex(root: Path, full: bool) -> None:
 
 
 # -- integrations ----------------------------------------------------------------------------
-def _script(name: str) -> str:
-    """The script's absolute path beside this interpreter, else its bare name."""
-    beside = Path(sys.executable).parent / name
-    return str(beside) if beside.exists() else name
-
-
 def _commands() -> Any:
+    """How agents must start the shims: this interpreter by absolute path, so no PATH or
+    virtual environment is needed; the hook without site start-up (``-I -S``) and by the
+    absolute path of its script, the MCP shim as a module of the installed package."""
+    import lintaid_client
+
     from .integrations.base import Commands
 
-    return Commands(hook=(_script("lintaid-hook"),), mcp=(_script("lintaid-mcp"),))
+    hook_script = Path(lintaid_client.__file__).resolve().parent / "hook.py"
+    return Commands(hook=(sys.executable, "-I", "-S", str(hook_script)),
+                    mcp=(sys.executable, "-m", "lintaid_client.mcp"))
 
 
 def _client_choice() -> click.Choice[str]:

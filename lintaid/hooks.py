@@ -9,6 +9,7 @@ client-specific happens behind its interface.
 from __future__ import annotations
 
 import hashlib
+import json
 import stat
 import time
 from collections.abc import Callable
@@ -76,7 +77,9 @@ class HookDispatcher:
         if inject and ev.inject:
             output = client.output(ev, self.inject(ev))
         records = self.records(client, ev)
-        return then(self.write(records), lambda ids: {"output": output, "captured": ids})
+        stdout = json.dumps(output, ensure_ascii=False)  # the shim prints it as it is
+        return then(self.write(records),
+                    lambda ids: {"output": output, "stdout": stdout, "captured": ids})
 
     # -- capture -----------------------------------------------------------------------------
     def records(self, client: AgentClient, ev: HookEvent) -> list[NewRecord]:

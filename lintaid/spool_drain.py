@@ -107,11 +107,10 @@ class SpoolDrainer:
         rejected = path.parent / "rejected"
         rejected.mkdir(exist_ok=True, mode=0o700)
         try:
-            raw = path.read_bytes()
             try:
-                kept = protocol.pack(redact_value(protocol.unpack(raw)))
+                kept = json.dumps(redact_value(spool.read(path))).encode()
             except (ValueError, TypeError):
-                kept = redact(raw.decode("utf-8", "replace")).encode()
+                kept = redact(path.read_bytes().decode("utf-8", "replace")).encode()
             (rejected / path.name).write_bytes(kept)
             (rejected / (path.name + ".reason")).write_text(
                 json.dumps({"reason": redact(reason)}) + "\n")

@@ -95,7 +95,7 @@ def test_hooks_spool_while_the_daemon_is_down_and_drain_after_start(project: Pat
         out, elapsed = run_hook(project, "Stop", unique_session(project, n, word), env=env)
         assert out == {}
         assert elapsed < 1.0, f"hook took {elapsed:.3f}s with the daemon down"
-    assert len(spool.pending(project)) == 20
+    wait_for(lambda: len(spool.pending(project)) == 20)  # spooled by detached children
     start_daemon(project)
     try:
         wait_for(lambda: not spool.pending(project), timeout=20)

@@ -1,15 +1,13 @@
 """lintaid's light side: the Python client (``Memory``), the hook shim and the MCP shim.
 
-This package is imported by the hook shim on every agent event, so importing it must stay
-cheap: names are loaded lazily on first access, and nothing here imports ``mcp``.
+The hook shim imports this package on every agent event, started without site, so importing
+it must cost nothing: no imports at all here (not even ``typing``); names load on first use.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # mypy reads the block below; at run time it never executes
 if TYPE_CHECKING:
     from .memory import Memory
+    from .models import Hit, SearchResult
     from .protocol import (
         BadRequest,
         DaemonTimeout,
@@ -19,6 +17,7 @@ if TYPE_CHECKING:
         NotFound,
         ProtocolMismatch,
         RemoteError,
+        Unavailable,
         UnknownOp,
     )
 
@@ -27,20 +26,27 @@ __all__ = [
     "DaemonTimeout",
     "DaemonUnavailable",
     "Forbidden",
+    "Hit",
     "LintaidError",
     "Memory",
     "NotFound",
     "ProtocolMismatch",
     "RemoteError",
+    "SearchResult",
+    "Unavailable",
     "UnknownOp",
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "Memory":
         from .memory import Memory
 
         return Memory
+    if name in ("Hit", "SearchResult"):
+        from . import models
+
+        return getattr(models, name)
     if name in __all__:
         from . import protocol
 

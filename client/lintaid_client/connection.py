@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import zmq
 
-from . import lock, paths, protocol
+from . import launch, lock, paths, protocol
 
 
 class Connection:
@@ -103,46 +101,6 @@ def read_status(root: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def daemon_command(root: Path) -> list[str]:
-    return [sys.executable, "-m", "lintaid", "start", "--foreground", "--project", str(root)]
-
-
-def spawn_daemon(root: Path) -> subprocess.Popen[bytes]:
-    """Start the daemon detached from this process (new session, no inherited stdio).
-
-    Its stderr goes to ``logs/start.err`` (private), so why a start failed can be told.
-    """
-    paths.ensure_state_dir(root)
-    err_path = paths.start_error_path(root)
-    try:
-        err_path.parent.mkdir(mode=0o700, exist_ok=True)
-        err_fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    except OSError:
-        err_fd = subprocess.DEVNULL  # a read-only or full disk: the log may still say why
-    try:
-        return subprocess.Popen(
-            daemon_command(root),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err_fd,
-            start_new_session=True,
-            close_fds=True,
-            cwd=str(root),
-        )
-    finally:
-        if err_fd != subprocess.DEVNULL:
-            os.close(err_fd)
-
-
-def start_failure(root: Path) -> str | None:
-    """The last line a daemon that could not start wrote on stderr, if any."""
-    try:
-        lines = paths.start_error_path(root).read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return None
-    return lines[-1].removeprefix("lintaid: ") if lines else None
-
-
 def ping(root: Path, timeout: float = 0.5) -> dict[str, Any] | None:
     """Return the daemon's ping answer, or None when it does not answer in time."""
     with Connection(root) as conn:
@@ -158,7 +116,7 @@ def ensure_daemon(root: Path, *, timeout: float = 15.0) -> dict[str, Any]:
     answer = ping(root, timeout=0.5)
     if answer is not None:
         return answer
-    proc = spawn_daemon(root)
+    proc = launch.spawn_daemon(root)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         answer = ping(root, timeout=0.5)
@@ -173,7 +131,7 @@ def ensure_daemon(root: Path, *, timeout: float = 15.0) -> dict[str, Any]:
             answer = ping(root, timeout=1.0)
             if answer is not None:
                 return answer
-            reason = start_failure(root)
+            reason = launch.start_failure(root)
             if reason:
                 raise protocol.DaemonUnavailable(f"the daemon could not start: {reason}")
             raise protocol.DaemonUnavailable(

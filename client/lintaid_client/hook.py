@@ -1,4 +1,4 @@
-"""``lintaid-hook PROVIDER EVENT``: hand one agent event to the daemon, print what to inject.
+"""``lintaid-hook CLIENT EVENT``: hand one agent event to the daemon, print what to inject.
 
 Contract with the agent: read one JSON object on stdin, print one JSON object on stdout
 (``{}`` when there is nothing to say), exit 0, and finish within the budget
@@ -6,26 +6,62 @@ Contract with the agent: read one JSON object on stdin, print one JSON object on
 slow the event goes to the spool, so no capture is lost, and (unless
 ``LINTAID_NO_AUTOSTART=1``) the daemon is started detached.
 
-Imports only the standard library, pyzmq and msgpack: this runs on every agent event.
+This runs on every agent event, registered as ``python -I -S /abs/lintaid_client/hook.py``:
+no site start-up, and only the standard library's cheapest parts on the path that talks to
+the daemon — ZMTP by hand over the ipc socket (``zmtp``), the envelope as JSON built around
+stdin's bytes, which are forwarded unparsed (the C ``_json`` scanner reads the reply), and
+``_signal`` for the budget. Spooling (the daemon is down) happens in a detached child after
+the answer is printed, so redaction and file writing never cost the agent's wait.
 """
 
-from __future__ import annotations
-
-import json
 import os
-import signal
 import sys
-import time
-from pathlib import Path
-from typing import Any
 
-from . import lock, paths, protocol, spool
-from .connection import Connection, spawn_daemon
+if __name__ == "__main__" and __package__ in (None, ""):
+    # Run by path without site: make the package importable from beside this file.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import _json
+import _signal
+from time import monotonic
+
+from lintaid_client import locate, zmtp
 
 DEFAULT_BUDGET_MS = 1000
 MAX_STDIN_BYTES = 8 * 1024 * 1024
-# Time kept back from the budget for spooling and printing after a failed round trip.
-RESERVE_S = 0.15
+RESERVE_S = 0.05  # kept back from the budget for printing after a failed round trip
+CONTENT_JSON = b"application/json"  # as protocol.CONTENT_JSON, without importing it
+PROTOCOL = 1
+EMPTY = "{}"
+
+
+class _Context:
+    """What the C scanner reads from a decoder; strict JSON, plain dicts."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        raise ValueError(f"{name} is not JSON")
+
+
+_scan = _json.make_scanner(_Context)  # type: ignore[arg-type]  # any object with these fields
+
+
+def loads(text: str) -> object:
+    """One JSON value (surrounding whitespace allowed); ValueError for anything else."""
+    start = len(text) - len(text.lstrip())
+    try:
+        value, end = _scan(text, start)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if text[end:].strip():
+        raise ValueError("extra data after the JSON value")
+    return value
 
 
 def budget_seconds() -> float:
@@ -36,118 +72,187 @@ def budget_seconds() -> float:
     return min(max(ms, 200), 60_000) / 1000.0
 
 
-def _emit(output: Any) -> None:
-    sys.stdout.write(json.dumps(output if isinstance(output, dict) else {}))
-    sys.stdout.write("\n")
-    sys.stdout.flush()
-
-
 def _bail(*_: object) -> None:
     """Last-resort guard: the budget ran out somewhere unexpected; answer and leave."""
     try:
-        _emit({})
+        os.write(1, b"{}\n")
     finally:
         os._exit(0)
 
 
-def daemon_alive(root: Path) -> bool:
-    """Return True when some process holds the project's daemon lock (running or starting)."""
-    return lock.is_held(paths.lock_path(root))
-
-
-def _parse_payload(data: bytes) -> dict[str, Any] | None:
-    if not data or len(data) > MAX_STDIN_BYTES:
-        return None
+def _warn(message: str) -> None:
     try:
-        payload = json.loads(data)
-    except ValueError:
-        return None
-    return payload if isinstance(payload, dict) else None
+        os.write(2, f"lintaid-hook: {message}\n".encode("utf-8", "replace"))
+    except OSError:
+        pass
 
 
-def _resolve_root(payload: dict[str, Any]) -> Path:
+def _name_ok(word: str) -> bool:
+    return 0 < len(word) <= 64 and all(c.isalnum() or c in "-_." for c in word)
+
+
+def envelope(provider: str, event: str, data: bytes) -> bytes:
+    """The request, as JSON, around the agent's own bytes (the daemon parses them)."""
+    rid = f"{os.getpid():x}-{os.urandom(4).hex()}"
+    head = (f'{{"v":{PROTOCOL},"id":"{rid}","op":"hook","args":{{"provider":'
+            f'{_json.encode_basestring_ascii(provider)},"event":'
+            f'{_json.encode_basestring_ascii(event)},"payload":')
+    return head.encode() + data + b"}}"
+
+
+def _project(payload: dict[str, object]) -> str:
     cwd = payload.get("cwd")
     start = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
-    return paths.find_project_root(start)
+    return locate.find_root(start)
 
 
-def _spool_and_wake(root: Path, args: dict[str, Any], start: bool) -> None:
+class Outcome:
+    """What one event came to: the text to print, and whether the event must be spooled."""
+
+    def __init__(self, stdout: str = EMPTY, spool: bool = False, start: bool = False) -> None:
+        self.stdout = stdout
+        self.spool = spool
+        self.start = start  # and start the daemon (nobody was listening)
+
+
+def exchange(provider: str, event: str, data: bytes, *, budget: float | None = None,
+             started: float | None = None) -> tuple[Outcome, str | None, bytes]:
+    """Talk to the daemon for one event: (outcome, project root, request bytes)."""
+    started = monotonic() if started is None else started
+    budget = budget_seconds() if budget is None else budget
+    if not data or len(data) > MAX_STDIN_BYTES:
+        return Outcome(), None, b""
     try:
-        paths.ensure_state_dir(root)
-        spool.write(root, "hook", args)
-    except OSError as err:  # disk full, read-only tree: say so once, on stderr
-        print(f"lintaid-hook: could not spool event: {err}", file=sys.stderr)
+        payload = loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return Outcome(), None, b""
+    if not isinstance(payload, dict):
+        return Outcome(), None, b""
+    root = _project(payload)
+    request = envelope(provider, event, data)
+    remaining = budget - (monotonic() - started) - RESERVE_S
+    if remaining <= 0.02:
+        return Outcome(spool=True), root, request
+    try:
+        reply = zmtp.request(locate.endpoint(root), [CONTENT_JSON, request], timeout=remaining)
+    except zmtp.Unavailable:
+        return Outcome(spool=True, start=True), root, request
+    except zmtp.TooLarge:
+        _warn("the event is too large to hand over")
+        return Outcome(), root, request
+    except zmtp.ZmtpError as err:  # slow, went away, or not our daemon: keep the event
+        _warn(f"daemon did not answer ({type(err).__name__}); event spooled")
+        return Outcome(spool=True), root, request
+    except OSError as err:  # the socket folder cannot be made or used
+        _warn(str(err))
+        return Outcome(spool=True), root, request
+    return _read_reply(reply), root, request
+
+
+def _read_reply(frames: list[bytes]) -> Outcome:
+    try:
+        message = loads(frames[-1].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, IndexError):
+        _warn("unreadable reply from the daemon; event spooled")
+        return Outcome(spool=True)
+    if not isinstance(message, dict):
+        return Outcome(spool=True)
+    if message.get("ok"):
+        result = message.get("result")
+        stdout = result.get("stdout") if isinstance(result, dict) else None
+        return Outcome(stdout if isinstance(stdout, str) and stdout else EMPTY)
+    error = message.get("error") if isinstance(message.get("error"), dict) else {}
+    assert isinstance(error, dict)
+    code, text = error.get("code"), error.get("message")
+    _warn(f"{code}: {text}")
+    if code == "unsupported_version":
+        _warn("the daemon speaks another protocol; run `lintaid stop` to restart it")
+        return Outcome(spool=True)
+    return Outcome(spool=error.get("retryable") is True)
+
+
+def keep(root: str, request: bytes, *, start: bool) -> None:
+    """Spool the event (redacted) and, when nobody listens, start the daemon detached.
+
+    Runs in a detached child in the hook process (after the answer is printed), or inline.
+    """
+    from pathlib import Path
+
+    from lintaid_client import launch, spool
+
+    message = loads(request.decode("utf-8"))
+    assert isinstance(message, dict)
+    project = Path(root)
+    try:
+        spool.write(project, "hook", message["args"])
+    except OSError as err:  # disk full, read-only tree: say so once
+        _warn(f"could not spool the event: {err}")
         return
     if start and os.environ.get("LINTAID_NO_AUTOSTART") != "1":
-        try:
-            spawn_daemon(root)
-        except OSError as err:
-            print(f"lintaid-hook: could not start daemon: {err}", file=sys.stderr)
+        launch.start_detached(project)
 
 
-def answer(provider: str, event: str, data: bytes) -> dict[str, Any]:
-    """What the agent must read on stdout for one event whose stdin was ``data``.
+def answer(provider: str, event: str, data: bytes) -> dict[str, object]:
+    """What the agent reads on stdout for one event whose stdin was ``data`` (in-process:
+    spooling, if needed, happens before this returns)."""
+    outcome, root, request = exchange(provider, event, data)
+    if outcome.spool and root is not None:
+        keep(root, request, start=outcome.start)
+    value = loads(outcome.stdout)
+    return value if isinstance(value, dict) else {}
 
-    Never raises for a daemon that is down, slow or refusing: the event is spooled instead.
-    """
-    started = time.monotonic()
-    budget = budget_seconds()
-    payload = _parse_payload(data)
-    if payload is None:
-        return {}
-    root = _resolve_root(payload)
-    args = {"provider": provider, "event": event, "payload": payload}
-    if not daemon_alive(root):
-        _spool_and_wake(root, args, start=True)
-        return {}
-    remaining = budget - (time.monotonic() - started) - RESERVE_S
-    if remaining <= 0.05:
-        _spool_and_wake(root, args, start=False)
-        return {}
-    conn = Connection(root)
+
+def _detach_and_keep(root: str, request: bytes, start: bool) -> None:
+    """Fork a child that spools and maybe starts the daemon; the parent returns at once."""
     try:
-        result = conn.call("hook", args, timeout=remaining)
-    except protocol.DaemonUnavailable:
-        _spool_and_wake(root, args, start=True)
-        return {}
-    except protocol.DaemonTimeout:
-        # It may still process the event; ids derive from content, so the replay is harmless.
-        _spool_and_wake(root, args, start=False)
-        return {}
-    except protocol.ProtocolMismatch as err:
-        # A daemon of another version: keep the event for a daemon that speaks ours.
-        print(f"lintaid-hook: {err.message}; run `lintaid stop` to restart it", file=sys.stderr)
-        _spool_and_wake(root, args, start=False)
-        return {}
-    except protocol.RemoteError as err:
-        print(f"lintaid-hook: {err.code}: {err.message}", file=sys.stderr)
-        if err.retryable:  # disk full, daemon stopping: keep the event for later
-            _spool_and_wake(root, args, start=False)
-        return {}
+        pid = os.fork()
+    except OSError:
+        keep(root, request, start=start)
+        return
+    if pid:
+        return
+    try:  # the child: its own session, no inherited pipes, so the agent is not kept waiting
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        keep(root, request, start=start)
     finally:
-        conn.close()
-    output = result.get("output") if isinstance(result, dict) else None
-    return output if isinstance(output, dict) else {}
+        os._exit(0)
+
+
+def _read_stdin() -> bytes:
+    chunks = []
+    size = 0
+    while size <= MAX_STDIN_BYTES:
+        chunk = os.read(0, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def main(argv: list[str] | None = None) -> None:
+    started = monotonic()
     argv = sys.argv[1:] if argv is None else argv
-    signal.signal(signal.SIGALRM, _bail)
-    signal.setitimer(signal.ITIMER_REAL, budget_seconds())
-    if len(argv) != 2:
-        print("usage: lintaid-hook PROVIDER EVENT   (e.g. lintaid-hook claude-code Stop)",
-              file=sys.stderr)
-        _emit({})
-        os._exit(0)
+    budget = budget_seconds()
+    _signal.signal(_signal.SIGALRM, _bail)
+    _signal.setitimer(_signal.ITIMER_REAL, budget)
+    if len(argv) != 2 or not (_name_ok(argv[0]) and _name_ok(argv[1])):
+        _warn("usage: lintaid-hook CLIENT EVENT   (e.g. lintaid-hook claude-code Stop)")
+        _bail()
+    outcome, root, request = Outcome(), None, b""
     try:
-        output = answer(argv[0], argv[1], sys.stdin.buffer.read(MAX_STDIN_BYTES + 1))
+        outcome, root, request = exchange(argv[0], argv[1], _read_stdin(), budget=budget,
+                                          started=started)
     except Exception as err:  # fail open: the agent must never be blocked by memory
-        print(f"lintaid-hook: {type(err).__name__}: {err}", file=sys.stderr)
-        output = {}
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    _emit(output)
-    # Skip interpreter teardown (zmq context term, module GC): it only costs time here.
-    os._exit(0)
+        _warn(f"{type(err).__name__}: {err}")
+    _signal.setitimer(_signal.ITIMER_REAL, 0)
+    os.write(1, outcome.stdout.encode("utf-8", "surrogateescape") + b"\n")
+    if outcome.spool and root is not None:
+        _detach_and_keep(root, request, outcome.start)
+    os._exit(0)  # skip interpreter teardown: it only costs time here
 
 
 if __name__ == "__main__":

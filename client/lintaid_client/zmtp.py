@@ -34,6 +34,11 @@ request went out), ``ProtocolError`` (the peer is not a ZMTP 3 NULL ROUTER, or b
 import _socket
 from time import monotonic, sleep
 
+TYPE_CHECKING = False  # mypy reads the block below; at run time nothing more is imported
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 MAX_SIZE = 8 * 1024 * 1024
 
 _MORE = 0x01
@@ -132,7 +137,7 @@ class Dealer:
         self.max_size = max_size
         self.sent = False
         self.peer: dict[str, bytes] = {}  # the ROUTER's READY metadata, names lower-cased
-        self._sock = None
+        self._sock: _socket.socket | None = None
         self._buf = bytearray()
 
     def __enter__(self) -> "Dealer":
@@ -193,7 +198,7 @@ class Dealer:
         """Send one multipart message; every frame must be at most ``max_size`` bytes."""
         _check_sizes(frames, self.max_size)
         self.sent = False
-        parts = []
+        parts: list[bytes] = []
         for i, body in enumerate(frames):
             parts += (_header(_MORE if i < len(frames) - 1 else 0, len(body)), body)
         self._write(b"".join(parts), deadline, "send", request=True)
@@ -214,25 +219,28 @@ class Dealer:
 
     # -- plumbing ------------------------------------------------------------------------
 
-    def _error(self, cls: type, message: str) -> ZmtpError:
+    def _error(self, cls: "type[ZmtpError]", message: str) -> ZmtpError:
         err = cls(f"{message} ({self.path})")
         err.sent = self.sent
         self.close()
         return err
 
-    def _parse(self, parser, data: bytes, step: str):  # parser raises ValueError when malformed
+    def _parse(self, parser: "Callable[[bytes], Any]", data: bytes, step: str) -> "Any":
+        """``parser(data)``; a ValueError (malformed) becomes a ProtocolError."""
         try:
             return parser(data)
         except ValueError as err:
             raise self._error(ProtocolError, f"{step}: {err}") from None
 
-    def _arm(self, deadline: float, step: str) -> None:
+    def _arm(self, deadline: float, step: str) -> _socket.socket:
+        """The open socket, its timeout set to what is left of the deadline."""
         remaining = deadline - monotonic()
         if remaining <= 0:
             raise self._error(Timeout, f"{step}: deadline passed")
         if self._sock is None:
             raise self._error(ConnectionLost if self.sent else Unavailable, f"{step}: closed")
         self._sock.settimeout(remaining)
+        return self._sock
 
     def _hung_up(self, step: str, why: str) -> ZmtpError:
         if self.sent:
@@ -240,10 +248,10 @@ class Dealer:
         return self._error(Unavailable, f"{step}: peer {why} before the request was sent")
 
     def _write(self, data: bytes, deadline: float, step: str, request: bool = False) -> None:
-        self._arm(deadline, step)
+        sock = self._arm(deadline, step)
         self.sent = self.sent or request
         try:
-            self._sock.sendall(data)
+            sock.sendall(data)
         except TimeoutError:
             raise self._error(Timeout, f"{step}: timed out writing") from None
         except OSError as err:
@@ -252,9 +260,9 @@ class Dealer:
     def _read(self, size: int, deadline: float, step: str) -> bytes:
         buf = self._buf
         while len(buf) < size:
-            self._arm(deadline, step)
+            sock = self._arm(deadline, step)
             try:
-                chunk = self._sock.recv(min(max(size - len(buf), 65536), 1 << 20))
+                chunk = sock.recv(min(max(size - len(buf), 65536), 1 << 20))
             except TimeoutError:
                 raise self._error(Timeout, f"{step}: timed out waiting for the peer") from None
             except OSError as err:
