@@ -1,12 +1,13 @@
 """Hook shim latency and capture throughput, measured side by side in one run.
 
 Prints, for a throwaway project with a real daemon:
-  * the floor: a minimal Python script that imports pyzmq and msgpack and makes one round trip
-    to a trivial ROUTER (the least any ZeroMQ hook written in Python can cost);
-  * lintaid-hook with the daemon up (UserPromptSubmit: search + prompt write; Stop: capture),
-    as median, p99 and the ratio of medians to the floor;
-  * lintaid-hook with the daemon down (the spool path);
-  * captures per second with 50 concurrent shims.
+  * the floor: a bare interpreter, ``python -I -S -c pass`` (nothing can start faster);
+  * the hook exactly as ``lintaid install`` registers it, run through ``sh -c`` as the agent
+    runs it: UserPromptSubmit (search, inject, record the prompt) and Stop (capture), daemon
+    up; and Stop with the daemon down (the spool path);
+  * each as median and p99, with the ratio of medians to the floor and the p99 ratio;
+  * the CLI's warm path (``lintaid status``, ``search``, ``add`` with the daemon running);
+  * captures per second: 50 concurrent shims, and the daemon alone with 500 events in flight.
 Runs are interleaved (floor, hook, floor, hook, ...) so machine noise hits both alike.
 
     python benchmarks/hooks.py [--runs 60]
@@ -17,11 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -30,34 +31,9 @@ import zmq
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from lintaid.cli import _commands  # noqa: E402
 from lintaid_client import connection, paths, protocol, spool  # noqa: E402
 from tests.transcripts import realistic_turns, stop_payload, write_transcript  # noqa: E402
-
-FLOOR_SCRIPT = """
-import sys, zmq, msgpack
-ctx = zmq.Context()
-s = ctx.socket(zmq.DEALER)
-s.setsockopt(zmq.LINGER, 0)
-s.connect(sys.argv[1])
-s.send(msgpack.packb({"v": 1, "id": "x", "op": "ping", "args": {}}))
-if s.poll(2000):
-    msgpack.unpackb(s.recv())
-print("{}")
-"""
-
-
-def trivial_router(endpoint: str, stop: threading.Event) -> None:
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.ROUTER)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.bind(endpoint)
-    while not stop.is_set():
-        if sock.poll(100):
-            ident, body = sock.recv_multipart()
-            msg = protocol.unpack(body)
-            sock.send_multipart([ident, protocol.pack(protocol.ok_reply(msg["id"], {}))])
-    sock.close()
-    ctx.term()
 
 
 def timed(cmd: list[str], stdin: str, env: dict[str, str]) -> float:
@@ -74,11 +50,12 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def summary(name: str, values: list[float], floor: float | None = None) -> str:
+def summary(name: str, values: list[float], floor: list[float] | None = None) -> str:
     med = statistics.median(values)
-    text = f"{name:<34} median {med * 1000:7.1f} ms   p99 {pct(values, 0.99) * 1000:7.1f} ms"
+    text = f"{name:<36} median {med * 1000:7.1f} ms   p99 {pct(values, 0.99) * 1000:7.1f} ms"
     if floor:
-        text += f"   ratio to floor {med / floor:5.2f}x"
+        text += (f"   {med / statistics.median(floor):4.2f}x median, "
+                 f"{pct(values, 0.99) / pct(floor, 0.99):4.2f}x p99")
     return text
 
 
@@ -91,13 +68,15 @@ def main() -> None:
     root.mkdir()
     paths.ensure_state_dir(root)
     env = {**os.environ, "LINTAID_NO_WATCH": "1", "LINTAID_PROJECT": str(root)}
-    hook = [sys.executable, "-m", "lintaid_client.hook", "claude-code"]
+    bare_env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/"),
+                "LINTAID_PROJECT": str(root)}
+    registered = shlex.join([*_commands().hook, "claude-code"])
 
-    floor_endpoint = f"ipc://{tmp}/floor.sock"
-    stop = threading.Event()
-    router = threading.Thread(target=trivial_router, args=(floor_endpoint, stop), daemon=True)
-    router.start()
-    floor_cmd = [sys.executable, "-c", FLOOR_SCRIPT, floor_endpoint]
+    def hook(event: str) -> list[str]:
+        return ["sh", "-c", f"{registered} {event}"]
+
+    floor_cmd = [sys.executable, "-I", "-S", "-c", "pass"]
+    lintaid = [sys.executable, "-m", "lintaid"]
 
     subprocess.run([sys.executable, "-m", "lintaid", "start", "--project", str(root)],
                    check=True, env=env, capture_output=True)
@@ -111,9 +90,15 @@ def main() -> None:
         floor.append(timed(floor_cmd, "", env))
         payload = {"session_id": f"s{i}", "cwd": str(root), "hook_event_name": "UserPromptSubmit",
                    "prompt": f"How is the gateway retry policy configured? ({i})"}
-        prompt.append(timed([*hook, "UserPromptSubmit"], json.dumps(payload), env))
+        prompt.append(timed(hook("UserPromptSubmit"), json.dumps(payload), bare_env))
         payload = stop_payload(transcript, session_id=f"s{i}", cwd=str(root))
-        stop_hook.append(timed([*hook, "Stop"], json.dumps(payload), env))
+        stop_hook.append(timed(hook("Stop"), json.dumps(payload), bare_env))
+
+    cli: dict[str, list[float]] = {"status": [], "search": [], "add": []}
+    for i in range(max(5, opts.runs // 4)):
+        cli["status"].append(timed([*lintaid, "status"], "", env))
+        cli["search"].append(timed([*lintaid, "search", "gateway retry policy"], "", env))
+        cli["add"].append(timed([*lintaid, "add", f"Bench note {i} for the CLI."], "", env))
 
     # 50 concurrent shims, each a distinct capture: time until all 50 are committed.
     before = connection.Connection(root).call("status")["memory"]["records"]
@@ -123,8 +108,8 @@ def main() -> None:
         t = write_transcript(tmp / f"c{i}.jsonl", [("user", f"Task {i}: tidy module {i}"),
                                                    ("assistant", f"Tidied module {i}.")],
                              session_id=f"c{i}", cwd=str(root))
-        proc = subprocess.Popen([*hook, "Stop"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                text=True, env={**env, "LINTAID_HOOK_TIMEOUT_MS": "10000"})
+        proc = subprocess.Popen(hook("Stop"), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                text=True, env={**bare_env, "LINTAID_HOOK_TIMEOUT_MS": "10000"})
         proc.stdin.write(json.dumps(stop_payload(t, session_id=f"c{i}", cwd=str(root))))
         proc.stdin.close()
         procs.append(proc)
@@ -163,22 +148,26 @@ def main() -> None:
 
     subprocess.run([sys.executable, "-m", "lintaid", "stop", "--project", str(root)],
                    check=True, env=env, capture_output=True)
-    down_env = {**env, "LINTAID_NO_AUTOSTART": "1"}
+    down_env = {**bare_env, "LINTAID_NO_AUTOSTART": "1"}
     floor_down, spooled = [], []
     for i in range(opts.runs):
         floor_down.append(timed(floor_cmd, "", env))
         payload = stop_payload(transcript, session_id=f"d{i}", cwd=str(root))
-        spooled.append(timed([*hook, "Stop"], json.dumps(payload), down_env))
-    stop.set()
+        spooled.append(timed(hook("Stop"), json.dumps(payload), down_env))
+    deadline = time.monotonic() + 30  # the spool files are written by detached children
+    while len(spool.pending(root)) < opts.runs and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert len(spool.pending(root)) == opts.runs
 
-    base = statistics.median(floor)
     print(f"lintaid hook benchmark, {opts.runs} runs each, interleaved; {os.cpu_count()} cores")
-    print(summary("floor (pyzmq+msgpack round trip)", floor))
-    print(summary("hook UserPromptSubmit, daemon up", prompt, base))
-    print(summary("hook Stop capture, daemon up", stop_hook, base))
+    print(f"hook command: {registered} EVENT  (through sh -c, PATH=/usr/bin:/bin)")
+    print(summary("floor: python -I -S -c pass", floor))
+    print(summary("hook UserPromptSubmit, daemon up", prompt, floor))
+    print(summary("hook Stop capture, daemon up", stop_hook, floor))
     print(summary("floor (second series)", floor_down))
-    print(summary("hook Stop, daemon down (spool)", spooled, statistics.median(floor_down)))
+    print(summary("hook Stop, daemon down (spool)", spooled, floor_down))
+    for name, values in cli.items():
+        print(summary(f"lintaid {name} (CLI, daemon up)", values, floor))
     print(f"{'50 concurrent Stop shims':<34} {50 / burst:7.1f} captures/s  ({burst:.2f} s, "
           "mostly starting 50 Python processes on this machine)")
     print(f"{'daemon alone, 500 Stop events':<34} {500 / in_daemon:7.1f} captures/s  "

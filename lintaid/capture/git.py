@@ -1,9 +1,10 @@
 """Git provenance: which branch and revision a capture was made on, and how that relates to now.
 
 Injection shows captured vs current revision so an agent can tell whether a memory predates the
-code it is looking at. Git is a subprocess, so every call has a short timeout, failures mean
-"unknown" rather than an error, and results are cached: ``git_state`` for about a second (one
-prompt spawns git at most once), ancestry answers for good (commits are immutable).
+code it is looking at. ``git_state`` reads HEAD and the ref it names straight from the git
+folder (microseconds, no process), falling back to ``git`` only for layouts it does not read
+(reftable); ancestry needs ``git merge-base``, a subprocess with a short timeout whose answer
+is cached for good (commits are immutable). Failures mean "unknown", never an error.
 """
 
 from __future__ import annotations
@@ -66,7 +67,80 @@ def git_state(cwd: str | os.PathLike[str] | None) -> tuple[str | None, str | Non
     return state
 
 
+def _git_dir(cwd: str) -> tuple[str, str] | None:
+    """(git dir, common dir) of the work tree holding ``cwd``; None when not found."""
+    here = os.path.abspath(cwd)
+    while True:
+        dot = os.path.join(here, ".git")
+        if os.path.isdir(dot):
+            git_dir = dot
+            break
+        if os.path.isfile(dot):  # a worktree or submodule: "gitdir: <path>"
+            try:
+                with open(dot, encoding="utf-8") as fh:
+                    line = fh.read(4096).strip()
+            except OSError:
+                return None
+            if not line.startswith("gitdir:"):
+                return None
+            git_dir = os.path.normpath(os.path.join(here, line[7:].strip()))
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+    common = git_dir
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
+            common = os.path.normpath(os.path.join(git_dir, fh.read().strip()))
+    except OSError:
+        pass
+    return git_dir, common
+
+
+def _read_ref(git_dir: str, common: str, ref: str) -> str | None:
+    for folder in (git_dir, common):
+        try:
+            with open(os.path.join(folder, ref), encoding="utf-8") as fh:
+                value = fh.read(128).strip()
+            return value if _REVISION_RE.match(value) else None
+        except OSError:
+            continue
+    try:
+        with open(os.path.join(common, "packed-refs"), encoding="utf-8") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) == 2 and parts[1] == ref and _REVISION_RE.match(parts[0]):
+                    return parts[0]
+    except OSError:
+        pass
+    return None
+
+
+def _read_files(cwd: str) -> tuple[str | None, str | None] | None:
+    """(branch, revision) from the git folder's files; None when only git can tell."""
+    found = _git_dir(cwd)
+    if found is None:
+        return None
+    git_dir, common = found
+    if os.path.exists(os.path.join(common, "reftable")):
+        return None  # the reftable format: ask git
+    try:
+        with open(os.path.join(git_dir, "HEAD"), encoding="utf-8") as fh:
+            head = fh.read(1024).strip()
+    except OSError:
+        return None
+    if head.startswith("ref:"):
+        ref = head[4:].strip()
+        branch = ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
+        return branch, _read_ref(git_dir, common, ref)  # no commit yet: revision None
+    return (None, head) if _REVISION_RE.match(head) else None
+
+
 def _read_state(cwd: str) -> tuple[str | None, str | None]:
+    from_files = _read_files(cwd)
+    if from_files is not None:
+        return from_files
     # One spawn for both: the first HEAD prints the full id, the second its branch name.
     out = _git(cwd, "rev-parse", "HEAD", "--abbrev-ref", "HEAD")
     if out is not None and out.returncode == 0:
