@@ -46,14 +46,15 @@ class RecordWrites(Protocol):
     def put(self, rec: NewRecord, actor: str) -> tuple[str, str]: ...
 
 
-Submit = Callable[[Callable[[], Any]], "Future[Any]"]
+class Submit(Protocol):
+    def __call__(self, job: Callable[[], Any], *, recall: bool = True) -> Future[Any]: ...
 
 
 @dataclass(frozen=True)
 class InjectConfig:
     top_k: int = 5
     max_bytes: int = 8000
-    wait_s: float = 0.0  # injection reads what is searchable now: an index commit takes 30-100 ms
+    wait_s: float = 0.5  # at most, for captures and notes to become searchable
 
 
 class HookDispatcher:
@@ -97,7 +98,8 @@ class HookDispatcher:
         def job() -> list[str]:
             return [writes.put(rec, actor=f"hook:{rec.provider}")[0] for rec in records]
 
-        return self.submit(job)
+        # A prompt's own record is not something injection recalls: nobody waits for it.
+        return self.submit(job, recall=any(rec.kind != "prompt" for rec in records))
 
     def file_hashes(self, rec_paths: list[str], cwd: str | None) -> dict[str, str]:
         """Hash each named file as it is now, so a later search can say it changed."""
@@ -123,7 +125,7 @@ class HookDispatcher:
         if not query:
             return None
         top_k = self.config.top_k
-        self.reader.settle(None, self.config.wait_s)
+        self.reader.settle(None, self.config.wait_s, recall_only=True)
         result = self.reader.search(SearchRequest(query=query, top_k=top_k * 3,
                                                   exclude_kinds=["prompt"]))
         hits = spread_sessions(result.results, top_k)

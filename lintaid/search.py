@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -43,7 +42,9 @@ class WorkspaceReads(Protocol):
     def changed_since(self, file_hashes: dict[str, str]) -> list[str]: ...
 
 
-WaitVisible = Callable[[str | None, float], bool]
+class WaitVisible(Protocol):
+    def __call__(self, token: str | None = None, timeout: float = 5.0, *,
+                 recall_only: bool = False) -> bool: ...
 
 
 @dataclass
@@ -68,12 +69,14 @@ class Reader:
     wait_visible: WaitVisible | None = None
 
     # -- consistency -----------------------------------------------------------------------
-    def settle(self, token: str | None, wait_s: float = DEFAULT_WAIT_S) -> bool:
-        """Wait until ``token``'s write (or, without one, every committed write) is
-        searchable; False when that took longer than ``wait_s`` (the read goes ahead)."""
+    def settle(self, token: str | None, wait_s: float = DEFAULT_WAIT_S, *,
+               recall_only: bool = False) -> bool:
+        """Wait until ``token``'s write (or, without one, every committed write; with
+        ``recall_only`` every one injection may recall) is searchable; False when that took
+        longer than ``wait_s`` (the read goes ahead with what is searchable)."""
         if self.wait_visible is None:
             return True
-        return self.wait_visible(token, wait_s)
+        return self.wait_visible(token, wait_s, recall_only=recall_only)
 
     # -- reads -----------------------------------------------------------------------------
     def search(self, req: SearchRequest) -> SearchResult:

@@ -37,6 +37,7 @@ class Writer:
         self._thread = threading.Thread(target=self._run, name="lintaid-writer", daemon=True)
         self._visible = threading.Condition()
         self._committed = 0
+        self._recall_committed = 0  # the last batch holding a write injection may recall
         self._indexed = 0
         self.instance = os.urandom(4).hex()  # tokens of an earlier daemon never wait here
         self._after_commit: list[Callable[[], None]] = []
@@ -49,13 +50,17 @@ class Writer:
         """Run ``flush`` on the writer thread after every committed batch (e.g. another index)."""
         self._after_commit.append(flush)
 
-    def submit(self, job: Callable[[], T]) -> Future[T]:
-        """Queue ``job`` to run on the writer thread; its future resolves after the commit."""
+    def submit(self, job: Callable[[], T], *, recall: bool = True) -> Future[T]:
+        """Queue ``job`` to run on the writer thread; its future resolves after the commit.
+
+        ``recall``: the job may change what injection recalls (a prompt's own record does
+        not), so injection waits for it to be searchable.
+        """
         future: Future[T] = Future()
         if self._stopped.is_set():
             future.set_exception(protocol.Unavailable("the daemon is stopping"))
             return future
-        self._queue.put((job, future))
+        self._queue.put((job, future, recall))
         return future
 
     def run(self, job: Callable[[], T], timeout: float | None = 60) -> T:
@@ -68,13 +73,15 @@ class Writer:
     def token(self, generation: int) -> str:
         return f"{self.instance}.{generation}"
 
-    def wait_visible(self, token: str | None = None, timeout: float = 5.0) -> bool:
-        """Block until ``token``'s batch (default: every batch committed so far) is in the
-        index; False on timeout. A token of another daemon instance never waits: a daemon
-        brings its index in step with the database before it serves."""
+    def wait_visible(self, token: str | None = None, timeout: float = 5.0, *,
+                     recall_only: bool = False) -> bool:
+        """Block until ``token``'s batch (default: every batch committed so far, or with
+        ``recall_only`` every one injection may recall) is in the index; False on timeout.
+        A token of another daemon instance never waits: a daemon brings its index in step
+        with the database before it serves."""
         with self._visible:
             if token is None:
-                target = self._committed
+                target = self._recall_committed if recall_only else self._committed
             else:
                 instance, _, number = token.partition(".")
                 if instance != self.instance or not number.isdigit():
@@ -119,11 +126,11 @@ class Writer:
             if item is not _STOP:
                 item[1].set_exception(protocol.Unavailable("the daemon is stopping"))
 
-    def _run_batch(self, batch: list[tuple[Callable[[], Any], Future[Any]]]) -> None:
+    def _run_batch(self, batch: list[tuple[Callable[[], Any], Future[Any], bool]]) -> None:
         outcomes: list[tuple[Future[Any], bool, Any]] = []
         try:
             with self.store.transaction():
-                for job, future in batch:
+                for job, future, _recall in batch:
                     if not future.set_running_or_notify_cancel():
                         continue
                     try:
@@ -134,13 +141,15 @@ class Writer:
                 self.store.refresh_derived()
         except Exception as err:  # the commit itself failed (disk full, I/O error)
             log.error("batch_failed", error=str(err), jobs=len(batch))
-            for _job, future in batch:
+            for _job, future, _recall in batch:
                 if future.running():
                     future.set_exception(err)
             return
         with self._visible:
             self._committed += 1
             generation = self._committed
+            if any(recall for _job, _future, recall in batch):
+                self._recall_committed = generation
         token = self.token(generation)
         for future, ok, value in outcomes:
             future.token = token  # type: ignore[attr-defined]
