@@ -480,7 +480,8 @@ def analyse(convs: list[Conversation], ranked: Rankings, gold: str = "locomo",
     * ``no_shared_word``: missed evidence turns whose text (without the ``[id] speaker:``
       prefix) shares no content stem (stop words removed) with the question.
     * ``neighbour_in_top``: missed evidence turns whose previous or next turn in the same
-      session is in the top k.
+      session is in the top k; ``questions_neighbour_in_top``: the same per question (questions
+      missing some evidence where a missed turn's neighbour is in the top k).
     * ``date_bound_missed``: questions naming a date or a relative time that miss some evidence.
     * ``named_speaker_share``: for questions naming one speaker of the conversation, the mean
       share of the top k that are that speaker's turns (``base`` is that speaker's share of the
@@ -488,6 +489,7 @@ def analyse(convs: list[Conversation], ranked: Rankings, gold: str = "locomo",
     * ``misspelled_names``: question words one edit from a speaker's name but not equal to it.
     """
     missed = no_word = near = 0
+    q_missing = q_near = 0
     date_q = date_missed = 0
     named: list[float] = []
     base: list[float] = []
@@ -499,11 +501,15 @@ def analyse(convs: list[Conversation], ranked: Rankings, gold: str = "locomo",
             evidence = q.gold[gold]
             q_stems = content_stems(q.text)
             lost = [e for e in evidence if e not in top]
+            q_missing += bool(lost)
+            any_near = False
             for e in lost:
                 missed += 1
                 no_word += not (q_stems & content_stems(c.by_id[e].text))
                 prev, nxt = c.neighbours(e)
+                any_near |= (prev in top) or (nxt in top)
                 near += (prev in top) or (nxt in top)
+            q_near += any_near
             if names_date(q.text):
                 date_q += 1
                 date_missed += bool(lost)
@@ -527,6 +533,8 @@ def analyse(convs: list[Conversation], ranked: Rankings, gold: str = "locomo",
         "k": k, "gold": gold, "missed_evidence_turns": missed,
         "no_shared_word": pct(no_word, missed),
         "neighbour_in_top": pct(near, missed),
+        "questions_missing_evidence": q_missing,
+        "questions_neighbour_in_top": pct(q_near, q_missing),
         "date_bound_questions": date_q,
         "date_bound_missed": pct(date_missed, date_q),
         "questions_naming_one_speaker": len(named),
@@ -786,17 +794,23 @@ EXPERIMENTS: list[Config] = [
     replace(BASELINE, name="(e) RM3: 10 terms of top 3, weight 0.5", prf=True),
     replace(BASELINE, name="(e) RM3: 10 terms of top 3, weight 0.2", prf=True, prf_weight=0.2),
 ]
+_BEST_QUERY = dict(stop_words=True, names="field", name_weight=1.0)
 COMBINED = [
-    Config("per user + stop words + names field 1.0", per_user=True, stop_words=True,
-           names="field", name_weight=1.0),
-    Config("... + fuse 0.5 prev", per_user=True, stop_words=True, names="field",
-           name_weight=1.0, fuse="prev"),
-    Config("... + fuse 0.5 prev + date boost x1.5", per_user=True, stop_words=True,
-           names="field", name_weight=1.0, fuse="prev", date="boost"),
-    Config("... + fuse 0.5 prev + date boost x1.5 + RM3 0.2", per_user=True, stop_words=True,
-           names="field", name_weight=1.0, fuse="prev", date="boost", prf=True, prf_weight=0.2),
-    Config("... + hit + next turn (no fusion, date boost)", per_user=True, stop_words=True,
-           names="field", name_weight=1.0, date="boost", expand="next"),
+    Config("shared + stop words + names field 1.0 + max(s, 0.8 s(prev))", **_BEST_QUERY,
+           fuse="max-prev", fuse_weight=0.8),
+    Config("per user + stop words + names field 1.0", per_user=True, **_BEST_QUERY),
+    Config("... + s + 0.5 s(prev)", per_user=True, **_BEST_QUERY, fuse="prev"),
+    Config("... + max(s, 0.8 s(prev))", per_user=True, **_BEST_QUERY, fuse="max-prev",
+           fuse_weight=0.8),
+    Config("... + max(s, 0.8 s(prev)) + date boost x1.5", per_user=True, **_BEST_QUERY,
+           fuse="max-prev", fuse_weight=0.8, date="boost"),
+    Config("... + max(s, 0.8 s(prev)) + date filter (slack 0)", per_user=True, **_BEST_QUERY,
+           fuse="max-prev", fuse_weight=0.8, date="filter", date_slack_days=0.0),
+    Config("... + max(s, 0.8 s(prev)) + date boost x1.5 + RM3 0.2", per_user=True,
+           **_BEST_QUERY, fuse="max-prev", fuse_weight=0.8, date="boost", prf=True,
+           prf_weight=0.2),
+    Config("... + hit + next turn, same budget (no fusion) + date boost x1.5", per_user=True,
+           **_BEST_QUERY, date="boost", expand="next"),
 ]
 
 
@@ -856,6 +870,10 @@ def run_experiments(convs: list[Conversation], lintaid_forward: Rankings,
         row["conversations_up_down"] = (
             sum(per_conv[s] > base_conv[s] + 1e-9 for s in per_conv),
             sum(per_conv[s] < base_conv[s] - 1e-9 for s in per_conv))
+        half = len(convs) // 2 or 1
+        row["R@10_halves"] = (overall(convs[:half], ranked, "locomo")[10],
+                              overall(convs[half:], ranked, "locomo")[10]
+                              if convs[half:] else float("nan"))
         rows.append(row)
         log(f"  {cfg.name}: R@10 {row['locomo']['all']['R@10']} ({row['seconds']} s)")
     return {"rows": rows, "order_effect": order_effect(exp, convs, lintaid_forward)}
@@ -893,16 +911,17 @@ def markdown_recall(systems: dict[str, dict[str, Any]]) -> str:
 
 
 def markdown_experiments(rows: list[dict[str, Any]]) -> str:
-    lines = ["| experiment | LoCoMo R@5 | R@10 | R@25 | audit R@5 | R@10 | R@25 | convs +/- |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| experiment | LoCoMo R@5 | R@10 | R@25 | audit R@5 | R@10 | R@25 | convs +/- "
+             "| R@10 halves |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     base = rows[0]["locomo"]["all"]["R@10"]
     for row in rows:
         a, b = row["locomo"]["all"], row["audit"]["all"]
         delta = a["R@10"] - base
         up, down = row["conversations_up_down"]
+        h1, h2 = row["R@10_halves"]
         lines.append(f"| {row['name']} | {a['R@5']:.1f} | {a['R@10']:.1f} ({delta:+.1f}) | "
                      f"{a['R@25']:.1f} | {b['R@5']:.1f} | {b['R@10']:.1f} | {b['R@25']:.1f} | "
-                     f"{up}/{down} |")
+                     f"{up}/{down} | {h1:.1f} / {h2:.1f} |")
     return "\n".join(lines)
 
 
@@ -978,7 +997,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"- missed evidence turns: {a['missed_evidence_turns']}")
             print(f"- no content word shared with the evidence turn: {a['no_shared_word']}%")
             print(f"- a neighbouring turn (same session, ±1) in the top {a['k']}: "
-                  f"{a['neighbour_in_top']}%")
+                  f"{a['neighbour_in_top']}% of missed turns; "
+                  f"{a['questions_neighbour_in_top']}% of the {a['questions_missing_evidence']} "
+                  "questions missing evidence")
             print(f"- date-bound questions missing evidence: {a['date_bound_missed']}% of "
                   f"{a['date_bound_questions']}")
             print(f"- questions naming one speaker: {a['questions_naming_one_speaker']}; that "
