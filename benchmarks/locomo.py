@@ -570,6 +570,7 @@ class Config:
     prf: bool = False  # (e) RM3-style expansion with the top terms of the top 3 hits
     prf_terms: int = 10
     prf_weight: float = 0.5
+    pool: int | None = None  # score only the top ``pool`` matches (None: every match)
 
 
 def _schema() -> tantivy.Schema:
@@ -697,7 +698,7 @@ class Experiments:
     def search(self, cfg: Config, conv: Conversation, question: str,
                index: LexIndex | None = None) -> list[str]:
         ix = index or self.index_for(cfg, conv)
-        limit = len(conv.turns)
+        limit = min(cfg.pool, len(conv.turns)) if cfg.pool else len(conv.turns)
         words = query_words(question)
         if cfg.stop_words:
             kept = [w for w in words if w not in STOP_WORDS]
@@ -809,6 +810,8 @@ COMBINED = [
     Config("... + max(s, 0.8 s(prev)) + date boost x1.5 + RM3 0.2", per_user=True,
            **_BEST_QUERY, fuse="max-prev", fuse_weight=0.8, date="boost", prf=True,
            prf_weight=0.2),
+    Config("... + max(s, 0.8 s(prev)) + date boost x1.5, candidate pool 100", per_user=True,
+           **_BEST_QUERY, fuse="max-prev", fuse_weight=0.8, date="boost", pool=100),
     Config("... + hit + next turn, same budget (no fusion) + date boost x1.5", per_user=True,
            **_BEST_QUERY, date="boost", expand="next"),
 ]
