@@ -10,7 +10,7 @@ from typing import Any
 
 import structlog
 
-from .capture.redact import redact_value
+from lintaid_client.redact import redact_value
 
 MAX_BYTES = 5 * 1024 * 1024
 BACKUPS = 3

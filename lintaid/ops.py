@@ -14,10 +14,10 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from lintaid_client import protocol
+from lintaid_client.redact import redact
 
 from .capture.git import git_state
 from .capture.record import NewRecord, normalize_user
-from .capture.redact import redact
 from .search import SearchRequest, hydrate, search
 from .store.memory import StoreError
 

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from lintaid_client import protocol, spool
-
-from .capture.redact import redact, redact_value
+from lintaid_client.redact import redact, redact_value
 
 if TYPE_CHECKING:
     from .integrations.hooks import Hooks

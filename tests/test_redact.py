@@ -221,6 +221,12 @@ def test_the_redactor_imports_the_standard_library_only_and_compiles_lazily() ->
     assert out.stdout.split("\n")[:2] == ["['lintaid_client']", "True"]
 
 
+def test_the_old_daemon_redactor_is_gone() -> None:
+    assert not (REPO / "lintaid" / "capture" / "redact.py").exists()
+    users = [p for p in (REPO / "lintaid").rglob("*.py") if "capture.redact" in p.read_text()]
+    assert users == []
+
+
 # -- cost -------------------------------------------------------------------------------------
 def test_clean_text_comes_back_as_the_same_object() -> None:
     prose = "The gateway retries three times with exponential backoff.\n" * 100

@@ -15,7 +15,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from lintaid.capture.redact import redact
+from lintaid_client.redact import redact
 
 INITIAL_TAIL_BYTES: Final = 64 * 1024
 MAX_TAIL_BYTES: Final = 4 * 1024 * 1024

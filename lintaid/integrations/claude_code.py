@@ -15,8 +15,8 @@ from typing import Any, Final
 
 from lintaid.capture.git import git_state, revision_status
 from lintaid.capture.record import NewRecord
-from lintaid.capture.redact import redact, redact_value
 from lintaid.capture.transcript import cap_bytes, compact, read_messages, summarize
+from lintaid_client.redact import redact, redact_value
 
 PROVIDER: Final = "claude-code"
 CAPTURE_EVENTS: Final = {
