@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lintaid_client import spool
 from lintaid_client.redact import (
     REDACTED,
     contains_secret,
@@ -207,6 +208,27 @@ def test_two_secret_keys_that_redact_alike_both_survive() -> None:
 
 
 # -- where it runs ------------------------------------------------------------------------------
+def test_the_spool_never_holds_a_secret(tmp_path: Path) -> None:
+    payload = {"prompt": f"use {GHP} and DB_PASS=Sup3rS3cret!", "session_id": "s1",
+               "cwd": str(tmp_path), "tool_input": {"api_key": "plain"}}
+    path = spool.write(tmp_path, "hook", {"provider": "claude-code", "event": "Stop",
+                                          "payload": payload})
+    raw = path.read_bytes()
+    for secret in (GHP, "Sup3rS3cret!", b"plain"):
+        assert (secret if isinstance(secret, bytes) else secret.encode()) not in raw
+    event = spool.read(path)["args"]["payload"]
+    assert event["prompt"] == "use [REDACTED:github-token] and DB_PASS=[REDACTED]"
+    assert event["session_id"] == "s1" and event["cwd"] == str(tmp_path)
+    assert payload["prompt"].startswith(f"use {GHP}")  # the caller's payload is not changed
+
+
+def test_the_hook_fast_path_does_not_load_the_redactor() -> None:
+    code = "import sys, lintaid_client.hook; print('lintaid_client.redact' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_the_redactor_imports_the_standard_library_only_and_compiles_lazily() -> None:
     code = (
         "import sys\n"

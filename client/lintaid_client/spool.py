@@ -18,7 +18,14 @@ SUFFIX = ".event"
 
 
 def write(root: Path, op: str, args: dict[str, Any]) -> Path:
-    """Write one event into the spool atomically and durably; return its path."""
+    """Write one event into the spool atomically and durably, secrets redacted; return its path.
+
+    The redactor is imported here, not at the top: only the slow path (the daemon did not
+    answer) pays for loading and compiling it, never the hook's round trip.
+    """
+    from .redact import redact_value
+
+    args = redact_value(args)
     folder = paths.spool_dir(root)
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}"
