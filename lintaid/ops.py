@@ -14,7 +14,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from lintaid_client import protocol
-from lintaid_client.redact import redact
+from lintaid_client.redact import redact, redact_value
 
 from .capture.git import git_state
 from .capture.record import NewRecord, normalize_user
@@ -123,7 +123,7 @@ def _note(args: dict[str, Any], defaults: dict[str, Any]) -> NewRecord:
         source=_str(merged, "source", default="api") or "api",
         user_id=_user(merged),
         session_id=_str(merged, "session_id"),
-        metadata=metadata,
+        metadata=redact_value(metadata),
         created_at=_time(merged, "created_at") or time.time(),
         valid_at=_time(merged, "valid_at"),
         expires_at=_time(merged, "expires_at"),
@@ -199,6 +199,7 @@ def op_update(d: Daemon, args: dict[str, Any]) -> Future[dict[str, Any]]:
     metadata = args.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise OpError(protocol.BAD_REQUEST, "'metadata' must be a map")
+    metadata = None if metadata is None else redact_value(metadata)
 
     def job() -> dict[str, Any]:
         d.store.update(rid, user, content, actor, metadata)

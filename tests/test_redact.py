@@ -249,6 +249,41 @@ def test_the_old_daemon_redactor_is_gone() -> None:
     assert users == []
 
 
+@pytest.mark.slow
+def test_api_metadata_and_content_are_redacted_before_storage(tmp_path: Path) -> None:
+    from lintaid_client import Memory
+    from tests.conftest import start_daemon, stop_daemon
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    metadata = {"api_key": "plain-looking-value", "note": f"token {GHP}",
+                "nested": {"password": "hunter2", "list": [f"jwt {JWT}"]}, "team": "pay"}
+    start_daemon(root)
+    try:
+        with Memory(root, autostart=False) as mem:
+            [row] = mem.add(f"Deploy notes. DB_PASS=Sup3rS3cret! and {AWS_ID}.",
+                            metadata=metadata)["results"]
+            stored = mem.get(row["id"])
+            assert stored["metadata"] == {
+                "api_key": REDACTED, "note": "token [REDACTED:github-token]",
+                "nested": {"password": REDACTED, "list": ["jwt [REDACTED:jwt]"]}, "team": "pay"}
+            assert "Sup3rS3cret!" not in stored["content"] and AWS_ID not in stored["content"]
+            mem.update(row["id"], "Deploy notes, again.",
+                       metadata={"client_secret": "cs-1234", "dsn": "postgres://a:b@c/d"})
+            updated = mem.get(row["id"])["metadata"]
+            assert updated["client_secret"] == REDACTED and updated["dsn"] == REDACTED
+    finally:
+        stop_daemon(root)
+    leaks = []
+    for path in (root / ".lint-ai").rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            leaks += [(path.name, s) for s in ("plain-looking-value", GHP, "hunter2", JWT,
+                                               "Sup3rS3cret!", AWS_ID, "cs-1234")
+                      if s.encode() in data]
+    assert leaks == []
+
+
 # -- cost -------------------------------------------------------------------------------------
 def test_clean_text_comes_back_as_the_same_object() -> None:
     prose = "The gateway retries three times with exponential backoff.\n" * 100
