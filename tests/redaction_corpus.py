@@ -2,9 +2,10 @@
 
 Every value here is fake (made up or the vendors' documented examples). ``SECRETS`` is the
 regression corpus: ``(format, line, secrets, kept)``: after redaction no secret may survive (not
-even an 8-character piece of one) and every ``kept`` fragment must still be there. The first 23
-formats are the ones the attack report (issue 11) stored or missed; the rest extend them.
-``CLEAN`` lines must not change at all.
+even an 8-character piece of one) and every ``kept`` fragment must still be there. The first
+block stands in for the 23 formats of the attack report (issue 11): the report names only the six
+content redaction missed (marked "missed"), so the other 17 are a reconstruction from the formats
+the old redactor claimed; the rest extend them. ``CLEAN`` lines must not change at all.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def pem(kind: str) -> str:
 Case = tuple[str, str, list[str], list[str]]
 
 SECRETS: list[Case] = [
-    # -- the 23 formats of the attack report (the 6 it found missing marked "missed") ---------
+    # -- the attack report's 23 (its six misses named; the other 17 reconstructed) -------------
     ("aws-access-key-id", f"We rotated {AWS_ID} yesterday after the incident.",
      [AWS_ID], ["We rotated", "yesterday after the incident."]),
     ("aws-secret-key in prose (missed)",
