@@ -1,140 +1,668 @@
-"""Redaction: strip credentials from text before it reaches a store, an index or a log.
+"""The one redactor: strip credentials from text and JSON-like values before anything is written.
 
-Captured transcripts routinely contain pasted keys, ``.env`` lines and auth headers. Anything
-that reaches ``memory.db`` is durable and gets injected into later sessions, so we redact at the
-capture boundary and err on the side of removing too much. Three passes per line:
+Used by the daemon (content, metadata, captures, logs) and by the shims (the spool), so it is
+standard library only and cheap to import: no pattern is compiled until the first call.
 
-1. private key blocks (BEGIN ... PRIVATE KEY through END, or to the end when END is missing);
-2. credential *markers* (``api_key``, ``authorization:``, ``password=`` ...): the whole line goes,
-   because the secret may sit anywhere in it;
-3. credential *formats* (AWS ids, GitHub/GitLab/Slack tokens, JWTs, bearer tokens, password
-   assignments, URL passwords ...): replaced inline so the rest of the sentence survives.
+Four passes, each skipped unless a substring test (``in``, far cheaper than a regex) says it
+could match, and each linear in the input (no nested quantifiers, bounded look-arounds):
 
-A combined pre-check keeps clean text nearly free: most captured prose never enters the passes.
+1. PEM private key blocks (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP): BEGIN through END, or,
+   when END is missing, through the key-material lines that follow;
+2. formats with a recognisable prefix or shape (cloud keys, VCS and chat tokens, JWTs, URL
+   passwords, ``Authorization`` headers, Azure keys and SAS signatures, Slack webhooks ...),
+   plus a 40-character AWS secret key when "aws", "secret" or an access key id is near;
+3. assignments whose *name* says secret (``DB_PASS=``, ``"password": "..."``, ``api_key: ...``,
+   ``X-Api-Key: ...``, ``--token X``, ``<password>..</password>``): only the value goes;
+4. prose: a random-looking word right after a secret word ("the password is hunter2",
+   "twilio auth token 9f8e...").
+
+Markers keep the text readable and say what went: ``[REDACTED:aws-secret-key]`` where the format
+tells the kind, ``[REDACTED]`` where the name beside it already does (``DB_PASS=[REDACTED]``).
+Git SHAs, UUIDs, paths, URLs without credentials and base64 blobs are left alone on their own.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
-from typing import Any, Final
 
-REDACTED: Final = "[REDACTED]"
-REDACTED_PRIVATE_KEY: Final = "[REDACTED PRIVATE KEY]"
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing this module loads nothing but re and functools
+    from collections.abc import Callable
+    from typing import Any
 
-# Lowercase substrings that make a whole line suspect.
-LINE_MARKERS: Final = (
-    "api_key",
-    "apikey",
-    "api key",
-    "api-key",
-    "access_token",
-    "access token",
-    "refresh_token",
-    "authorization:",
-    "bearer ",
-    "password=",
-    "password:",
-    "passwd",
-    "secret=",
-    "secret:",
-    "secret_key",
-    "token=",
-    "token:",
-    "client_secret",
-    "private_key",
-    "aws_secret_access_key",
+    Match = re.Match[str]
+
+REDACTED = "[REDACTED]"
+_MARK = "[REDACTED"
+
+
+def marker(kind: str | None) -> str:
+    """The replacement text for a secret of ``kind`` (``None``: the kind goes without saying)."""
+    return f"[REDACTED:{kind}]" if kind else REDACTED
+
+
+# -- value shapes ----------------------------------------------------------------------------
+_SYMBOLS = frozenset("!@#$%^&*+=?~")
+
+
+def _classes(s: str) -> tuple[bool, bool, bool, bool]:
+    """(has digit, has upper, has lower, has a password symbol)."""
+    digit = upper = lower = symbol = False
+    for ch in s:
+        if ch.isdigit():
+            digit = True
+        elif ch.isupper():
+            upper = True
+        elif ch.islower():
+            lower = True
+        elif ch in _SYMBOLS:
+            symbol = True
+    return digit, upper, lower, symbol
+
+
+def _mixed(s: str) -> bool:
+    """Digits, upper and lower case: random-looking, unlike ``sk-learn-compatible-names``."""
+    digit, upper, lower, _ = _classes(s)
+    return digit and upper and lower
+
+
+def _cased(s: str) -> bool:
+    _, upper, lower, _ = _classes(s)
+    return upper and lower
+
+
+def _credential_like(s: str) -> bool:
+    """A bearer credential rather than a word: digits and letters, or long and mixed case."""
+    digit, upper, lower, _ = _classes(s)
+    return (digit and (upper or lower)) or (len(s) >= 20 and upper and lower)
+
+
+def _pathish(s: str) -> bool:
+    return (
+        "/" in s or "\\" in s or s.startswith(("[REDACTED", "~", "."))
+        or _FILENAME.fullmatch(s) is not None or _VERSION.fullmatch(s) is not None
+    )
+
+
+def _strong(s: str) -> bool:
+    """Random enough to be a secret with no copula before it: long, digits and letters.
+
+    Not a bare SHA-1 or SHA-256 digest: "token refresh landed in 9fceb02..." names a commit.
+    """
+    if len(s) < 16 or _pathish(s) or (len(s) in (40, 64) and _HEX_DIGEST.fullmatch(s)):
+        return False
+    digit, upper, lower, _ = _classes(s)
+    return digit and (upper or lower)
+
+
+def _weak(s: str) -> bool:
+    """After "is"/"="/":": a password-ish word (``hunter2``, ``zzq-998877``, ``p@ss!word``)."""
+    if len(s) < 6 or _pathish(s) or "://" in s:
+        return False
+    digit, upper, lower, symbol = _classes(s)
+    return (digit and (upper or lower)) or (symbol and (upper or lower))
+
+
+_CODE_WORDS = frozenset(
+    "none null nil true false undefined str string bytes int integer bool boolean any object "
+    "optional secretstr secretbytes await new const let var self this cls required default "
+    "env environ getenv".split()
+)
+_OPERATORS = frozenset("+-*/|&%^")
+_STRING_PREFIXES = frozenset(("f", "b", "r", "u", "rb", "br", "fr", "rf"))
+_CONFIG_ROOTS = frozenset(
+    "self this cls config cfg conf settings os env process args options opts params ctx "
+    "request req credentials creds secrets vault keyring".split()
 )
 
-_MARKER_RE: Final = re.compile("|".join(re.escape(m) for m in LINE_MARKERS), re.IGNORECASE)
 
-_BEGIN_KEY_RE: Final = re.compile(r"-----BEGIN[ A-Z0-9]*PRIVATE KEY", re.IGNORECASE)
-_END_KEY_RE: Final = re.compile(r"-----END[ A-Z0-9]*PRIVATE KEY", re.IGNORECASE)
+def _placeholder(value: str) -> bool:
+    """Not a secret itself: empty, a type or keyword, a variable reference, a mask, or already
+    redacted."""
+    if not value.strip():
+        return True
+    low = value.lower()
+    if low in _CODE_WORDS or value[0] in "$%<{" or _MARK in value:
+        return True  # $VAR, %(x)s, <your-token>, {{ secret }}; a marker: already redacted
+    if value[0] == "!" and value[1:].isalpha():
+        return True  # a YAML tag: !vault, !Ref
+    if low.startswith(("os.environ", "process.env", "getenv", "env(", "env.", "import.meta.env")):
+        return True
+    if _VERSION.fullmatch(value):
+        return True  # 1.3.6.1.5.5.7.3.1, 2.4.0
+    return set(low) <= set("*x.-_ ")  # ******, xxxx, ...
 
-# Inline formats: (pattern, replacement). Order matters only where patterns overlap.
-_INLINE: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
-    # Authorization headers and bearer tokens: keep the scheme word, drop the credential.
-    (re.compile(r"""(?i)\b(authorization["']?\s*[:=]\s*)\S.*"""), r"\1" + REDACTED),
-    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]{6,}"), r"\1" + REDACTED),
-    # Password-like assignments: password = "x", PASSWORD=x, "db_password": "x", pwd: x.
-    (
-        re.compile(
-            r"""(?i)(\b\w*(?:password|passwd|passphrase|pwd)\w*["']?)(\s*[:=]\s*)"""
-            r"""("[^"\n]*"|'[^'\n]*'|[^\s,;]+)"""
-        ),
-        r"\1\2" + REDACTED,
-    ),
-    # Other secret-named assignments that escaped the line markers (e.g. ``SECRET = 'x'``).
-    (
-        re.compile(
-            r"""(?i)(\b\w*(?:secret|api_?key|access_?key|auth_?token|credential)\w*["']?)"""
-            r"""(\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,;]+)"""
-        ),
-        r"\1\2" + REDACTED,
-    ),
-    # URL userinfo passwords: scheme://user:pass@host keeps the user.
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]+:)[^/\s@]+@"), r"\1" + REDACTED + "@"),
-    # AWS access key ids.
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
-    # GitHub tokens (classic and fine-grained).
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
-    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
-    # GitLab personal access tokens.
-    (re.compile(r"\bglpat-[A-Za-z0-9_\-]{16,}"), REDACTED),
-    # Slack tokens.
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{8,}"), REDACTED),
-    # OpenAI / Anthropic / Stripe style secret keys.
-    (re.compile(r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{8,}"), REDACTED),
-    (re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"), REDACTED),
-    # Google API keys and OAuth access tokens.
-    (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), REDACTED),
-    (re.compile(r"\bya29\.[0-9A-Za-z_\-]{16,}"), REDACTED),
-    # Hugging Face and npm tokens.
-    (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), REDACTED),
-    (re.compile(r"\bnpm_[A-Za-z0-9]{20,}"), REDACTED),
-    # JSON Web Tokens: three base64url segments, the header starting ``eyJ``.
-    (re.compile(r"\beyJ[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]*"), REDACTED),
+
+def _code_reference(value: str) -> bool:
+    """``password=password``, ``token=self.token``, ``key=settings.API_KEY``: code, not a value."""
+    if _IDENT_CHAIN.fullmatch(value) is None:
+        return False
+    parts = value.split(".")
+    if len(parts) > 1:
+        return is_secret_key(parts[-1]) or parts[0].lower() in _CONFIG_ROOTS
+    # A lone name: code names it like code (``db_password``, ``apiKey``, ``SECRET_KEY``); a
+    # value such as ``Sup3rSecret9`` has digits inside or capitals like a password.
+    if any(ch.isdigit() for ch in value):
+        return False
+    return is_secret_key(value) and (value.islower() or value.isupper() or value[0].islower())
+
+
+# -- secret key names ------------------------------------------------------------------------
+# Substrings of the name with separators removed ("DB_PASSWORD" -> "dbpassword").
+_COMPACT_SECRETS = (
+    "password", "passwd", "passphrase", "passcode", "apikey", "apitoken", "privatekey", "privkey",
+    "accesskey", "accountkey", "secretkey", "clientsecret", "connectionstring", "connstr",
+    "authtoken", "accesstoken", "refreshtoken", "sessiontoken", "bearertoken", "idtoken",
+    "credential", "authorization", "cookie", "webhookurl", "amzsignature",
 )
-
-# Per line: does it need the passes at all? Case-sensitive for token prefixes (``AKIA`` not
-# ``akia``), case-insensitive for words.
-_PRECHECK_RE: Final = re.compile(
-    r"(?i:api.?key|access.?token|refresh.?token|authoriz|bearer|pass(?:word|wd|phrase)|pwd"
-    r"|secret|token\s*[:=]|private.?key|credential|access.?key|-----begin)"
-    r"|AKIA|ASIA|gh[pousr]_|github_pat_|glpat-|xox[abprs]-|[sr]k_(?:live|test)_|sk-|AIza"
-    r"|ya29\.|hf_|npm_|eyJ|://[^/\s:@]+:[^/\s@]+@"
+# Whole words that make the name secret wherever they sit.
+_SECRET_WORDS = frozenset(("secret", "secrets", "token", "creds", "dsn", "sas"))
+# A personal access token by name: ``GITHUB_PAT`` (a lone ``pat`` is usually a pattern).
+_PAT_QUALIFIERS = frozenset("github gitlab gh gl ado azure devops bitbucket personal".split())
+# ``*_key`` is secret when the word before says so (``api_key``, ``DD_APP_KEY``); ``cache_key``,
+# ``primary_key`` and ``public_key`` are not.
+_KEY_QUALIFIERS = frozenset(
+    "api access secret private signing sign encryption encrypt master account app application "
+    "consumer client auth session service storage deploy ssh gpg pgp license licence sas "
+    "subscription admin webhook hmac jwt crypto shared root server partner write ingest live "
+    "test".split()
 )
-
-# Substrings at least one of which every secret above contains: a scan with ``in`` is several
-# times faster than any regex, so clean text pays almost nothing.
-_ANCHORS: Final = (
-    "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox",
-    "k_live_", "k_test_", "sk-", "AIza", "ya29.", "hf_", "npm_", "eyJ",
+# Last words that make the name a reference, a setting or a count, not the secret itself.
+_NOT_SECRET_LAST = frozenset(
+    "type types url uri endpoint endpoints count counts limit limits budget usage length len size "
+    "ttl expiry expires expiration at in file files path paths dir method methods mode provider "
+    "providers scheme enabled disabled required policy name names arn env var field prefix hint "
+    "label format version rotation reset min max strength domain host port secure age samesite "
+    "httponly".split()
 )
-_LOWER_ANCHORS: Final = (
-    "key", "token", "authoriz", "bearer", "pass", "pwd", "secret", "credential", "-----begin",
+# Words that make ``*token*`` a usage figure (``max_tokens``, ``input_token_count``).
+_TOKEN_COUNTERS = frozenset(
+    "max num n total input output prompt completion cache reasoning used remaining".split()
 )
 
-# Keys whose values are secrets regardless of what the value looks like.
-_SECRET_KEY_PARTS: Final = (
-    "api_key",
-    "apikey",
-    "access_key",
-    "authorization",
-    "bearer",
-    "cookie",
-    "credential",
-    "client_secret",
-    "password",
-    "passwd",
-    "private_key",
-    "secret",
-    "token",
+
+def _words(name: str) -> list[str]:
+    words: list[str] = []
+    for part in _NAME_SPLIT.split(name):
+        words.extend(w.lower() for w in _CAMEL_SPLIT.split(part) if w)
+    return words
+
+
+@functools.lru_cache(maxsize=4096)
+def is_secret_key(name: str) -> bool:
+    """True for a mapping key or variable name whose value is a credential.
+
+    Case- and separator-insensitive: ``api_key``, ``apiKey``, ``X-Api-Key``, ``DB_PASS``,
+    ``client_secret``, ``connectionString``, ``SENTRY_DSN``, ``Cookie``; not ``max_tokens``,
+    ``token_count``, ``password_reset_url``, ``primary_key`` or ``session_id``.
+    """
+    if not name or len(name) > 200:
+        return False
+    _ensure_compiled()
+    words = _words(name)
+    if not words:
+        return False
+    last = words[-1]
+    compact = "".join(words)
+    if "webhookurl" in compact:
+        return True
+    if last in _NOT_SECRET_LAST:
+        return False
+    if ("token" in words or "tokens" in words) and any(w in _TOKEN_COUNTERS for w in words):
+        return any(p in compact for p in _COMPACT_SECRETS if "token" not in p)
+    if any(p in compact for p in _COMPACT_SECRETS):
+        return True
+    if "secret" in compact and "secretar" not in compact:  # not "secretary"
+        return True
+    if any(w in _SECRET_WORDS for w in words) or last in ("pwd", "auth"):
+        return True
+    if last == "pass" and len(words) > 1:  # DB_PASS, SMTP_PASS; not pass, pass_rate
+        return True
+    if last == "pat" and len(words) > 1 and words[-2] in _PAT_QUALIFIERS:  # not GROUP_PAT
+        return True
+    return last in ("key", "keys") and len(words) > 1 and words[-2] in _KEY_QUALIFIERS
+
+
+# -- the rules -------------------------------------------------------------------------------
+# A format: (kind, case-sensitive anchors, lower-case anchors, pattern, check). It runs only
+# when one of its anchors occurs in the text (in its lower-cased copy for the second set). A
+# pattern's named group ``s`` is the secret (the rest of the match is kept); without it the whole
+# match goes. ``check`` (on the secret) can veto a match. Patterns start with their literal
+# prefix, not ``\b`` (see ``_format_pass``); the kind "" marks a plain ``[REDACTED]``.
+_FORMATS: tuple[tuple[str, tuple[str, ...], tuple[str, ...], str, Callable[[str], bool] | None],
+                ...] = (
+    ("anthropic-key", ("sk-ant-",), (), r"sk-ant-[A-Za-z0-9_\-]{20,}", None),
+    ("openai-key", ("sk-",), (),
+     r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", _mixed),
+    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), (),
+     r"gh[pousr]_[A-Za-z0-9]{20,}", None),
+    ("github-token", ("github_pat_",), (), r"github_pat_[A-Za-z0-9_]{22,}", None),
+    ("gitlab-token", ("gl",), (),
+     r"gl(?:pat|dt|rt|ptt|cbt|imt|soat|ffct)-[A-Za-z0-9_\-]{16,}", None),
+    ("slack-token", ("xox",), (), r"xox[abposre]-[A-Za-z0-9\-]{8,}", None),
+    ("slack-token", ("xapp-",), (), r"xapp-\d-[A-Za-z0-9\-]{10,}", None),
+    ("slack-webhook", ("hooks.slack.com/",), (),
+     r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_/\-]{8,})", None),
+    ("discord-webhook", ("/api/webhooks/",), (),
+     r"discord(?:app)?\.com/api/webhooks/(?P<s>\d+/[A-Za-z0-9_\-]{20,})", None),
+    ("stripe-key", ("k_live_", "k_test_", "whsec_"), (),
+     r"(?:[sr]k_(?:live|test)|whsec)_[A-Za-z0-9]{8,}", None),
+    ("google-api-key", ("AIza",), (), r"AIza[0-9A-Za-z_\-]{30,}", None),
+    ("google-oauth-token", ("ya29.",), (), r"ya29\.[0-9A-Za-z_\-]{16,}", None),
+    ("huggingface-token", ("hf_",), (), r"hf_[A-Za-z0-9]{20,}", _cased),
+    ("npm-token", ("npm_",), (), r"npm_[A-Za-z0-9]{20,}", _cased),
+    ("pypi-token", ("pypi-",), (), r"pypi-Ag[A-Za-z0-9_\-]{40,}", None),
+    ("sendgrid-key", ("SG.",), (), r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", None),
+    ("twilio-api-key", ("SK",), (), r"SK[0-9a-fA-F]{32}\b", None),
+    ("twilio-account-sid", ("AC",), (), r"AC[0-9a-fA-F]{32}\b", None),
+    ("mailgun-key", ("key-",), (), r"key-[0-9a-f]{32}\b", None),
+    ("vault-token", ("hvs.", "hvb.", "hvr."), (), r"hv[sbr]\.[A-Za-z0-9_\-]{24,}", None),
+    ("databricks-token", ("dapi",), (), r"dapi[0-9a-f]{32}(?:-\d+)?\b", None),
+    ("digitalocean-token", ("_v1_",), (), r"do[opr]_v1_[0-9a-f]{64}\b", None),
+    ("shopify-token", ("shp",), (), r"shp(?:at|ss|ca|pa)_[0-9a-fA-F]{32}\b", None),
+    ("postman-key", ("PMAK-",), (), r"PMAK-[0-9a-fA-F]{24}-[0-9a-fA-F]{34}\b", None),
+    ("age-secret-key", ("AGE-SECRET-KEY-",), (), r"AGE-SECRET-KEY-1[0-9A-Z]{58}\b", None),
+    ("telegram-bot-token", (":AA",), (), r"\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", None),
+    ("jwt", ("eyJ",), (), r"eyJ[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]*", None),
+    ("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA"), (),
+     r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b", None),
+    ("azure-account-key", (), ("accountkey=", "sharedaccesskey="),
+     r"(?i)\b(?:Account|SharedAccess)Key=(?P<s>[A-Za-z0-9+/]{16,}={0,2})", None),
+    ("azure-sas-signature", (), ("sig=",),
+     r"(?i)(?<=[?&;])sig=(?P<s>[A-Za-z0-9%+/_\-]{16,}(?:={1,2}|(?:%3d){1,2})?)", None),
+    # curl -u user:PASSWORD, --user user:PASSWORD
+    ("", ("-u ", "--user"), (),
+     r"(?:-u|--user)[ \t=]+[\"']?[^\s:\"'@]{1,128}:(?P<s>[^\s\"'@]{1,256})", None),
+    # URL userinfo: scheme://user:PASSWORD@host keeps the user and the host.
+    ("", ("://",), (), r"://[^/\s:@\"'<>]{0,256}:(?P<s>[^/\s@?#\"'<>]{1,256})(?=@)", None),
 )
-# Keys that merely count or limit tokens (usage figures), not credentials.
-_TOKEN_COUNT_KEY_RE: Final = re.compile(
-    r"tokens|token_(?:count|limit|budget|usage|total)|(?:^|_)(?:max|num|n)_token$"
+
+
+# -- compiled state (filled on first use) ----------------------------------------------------
+_compiled: list[tuple[tuple[str, ...], tuple[str, ...], Callable[[str], str]]] | None = None
+
+
+def _ensure_compiled() -> None:
+    global _compiled
+    if _compiled is None:
+        _compiled = _compile()
+
+
+def _compile() -> list[tuple[tuple[str, ...], tuple[str, ...], Callable[[str], str]]]:
+    global _NAME_SPLIT, _CAMEL_SPLIT, _FILENAME, _VERSION, _IDENT_CHAIN, _HEX_DIGEST
+    global _ESCAPED_QUOTED
+    _NAME_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+    _CAMEL_SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+    _FILENAME = re.compile(r"[\w\-]+(?:\.[A-Za-z][A-Za-z0-9]{0,5})+")
+    _VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[-+.][\w.]*)?")
+    _IDENT_CHAIN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+    _HEX_DIGEST = re.compile(r"[0-9a-f]+")
+    _ESCAPED_QUOTED = re.compile(r'(\\+")([^"\n]*?)(\\+")')
+    name_hint = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "dsn", "cookie",
+                 "conn", "sas", "pat")
+    rules = [(("-----BEGIN",), (), _pem_pass())]
+    for kind, anchors, lower_anchors, pattern, check in _FORMATS:
+        rules.append((anchors, lower_anchors, _format_pass(kind, re.compile(pattern), check)))
+    rules += [
+        ((), ("authorization",), _authorization_pass()),
+        ((), ("bearer",), _format_pass(
+            "bearer-token",
+            re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr][ \t]+(?P<s>[A-Za-z0-9._~+/\-]{8,}=*)"),
+            _credential_like)),
+        ((), ("aws", "secret", "akia", "asia"), _aws_secret_pass()),
+        ((), name_hint, _assignment_pass()),
+        (("</",), (), _xml_pass()),
+        (("--",), (), _flag_pass()),
+        ((), name_hint + ("twilio", "sendgrid", "datadog", "heroku", "aws"), _prose_pass()),
+    ]
+    return rules
+
+
+def _replace_group(m: Match, kind: str | None) -> str:
+    """The match with its ``s`` group (or all of it) replaced by the marker."""
+    if "s" in m.re.groupindex and m.start("s") >= 0:
+        base = m.start()
+        whole = m.group(0)
+        return whole[: m.start("s") - base] + marker(kind) + whole[m.end("s") - base:]
+    return marker(kind)
+
+
+def _at_word_start(m: Match) -> bool:
+    """The match does not start inside a word (a ``\\b`` that keeps sre's fast prefix scan)."""
+    i = m.start()
+    return i == 0 or not (m.string[i - 1].isalnum() or m.string[i - 1] == "_")
+
+
+def _format_pass(kind: str, pattern: re.Pattern[str],
+                 check: Callable[[str], bool] | None) -> Callable[[str], str]:
+    # Patterns open with their literal prefix, not with ``\b``: sre then jumps from one
+    # occurrence of the prefix to the next instead of trying every position.
+    has_group = "s" in pattern.groupindex
+    needs_start = pattern.pattern[:1].isalpha() or pattern.pattern.startswith("(?:")
+
+    def replace(m: Match) -> str:
+        if needs_start and not _at_word_start(m):
+            return m.group(0)
+        if check is not None and not check(m.group("s") if has_group else m.group(0)):
+            return m.group(0)
+        return _replace_group(m, kind or None)
+
+    return lambda text: pattern.sub(replace, text)
+
+
+def _pem_pass() -> Callable[[str], str]:
+    begin = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+    end = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+    # Without END: the key-material lines that follow (whole lines of base64 or armour
+    # headers, after real or escaped newlines; or long base64 runs on a flattened line).
+    # Prose after the block survives, and so does the line break before it.
+    body = re.compile(
+        r"(?:(?:[ \t]*(?:\r?\n|\\r\\n|\\n))+[ \t]*"
+        r"(?:[A-Za-z0-9+/=]+|(?:Proc-Type|DEK-Info|Comment|Version|Hash):[^\r\n\\]*)"
+        r"(?=[ \t]*(?:[\r\n]|\\[rn]|$|[\"'`,}\]]))"
+        r"|[ \t]+[A-Za-z0-9+/=]{40,}(?=\s|\\[rn]|$|[\"'`,}\]]))*"
+    )
+    replacement = marker("private-key")
+
+    def apply(text: str) -> str:
+        out: list[str] = []
+        pos = 0
+        no_end_after = len(text) + 1  # no END at or after this offset (searched once)
+        while (m := begin.search(text, pos)) is not None:
+            stop = None
+            if m.end() < no_end_after:
+                e = end.search(text, m.end())
+                if e is None:
+                    no_end_after = m.end()
+                else:
+                    stop = e.end()
+            if stop is None:
+                stop = body.match(text, m.end()).end()
+            out.append(text[pos:m.start()])
+            out.append(replacement)
+            pos = stop
+        if not out:
+            return text
+        out.append(text[pos:])
+        return "".join(out)
+
+    return apply
+
+
+def _authorization_pass() -> Callable[[str], str]:
+    pattern = re.compile(
+        r"[Aa](?i:uthorization)\b[\"']?[ \t]*[:=][ \t]*[\"']?"
+        # Multi-part schemes (Digest, AWS4 ...) carry secrets in every parameter: all of it goes.
+        r"(?:(?P<multi>(?i:digest|negotiate|ntlm|hmac|aws4-hmac-sha256))[ \t]+(?P<m>[^\r\n]+)"
+        r"|(?:(?P<scheme>(?i:basic|bearer|token|apikey|api-key|sso-key|key))[ \t]+)?"
+        r"(?P<s>[^\s\"'`<>()\[\]{}]+))"
+    )
+
+    def replace(m: Match) -> str:
+        if not _at_word_start(m):
+            return m.group(0)
+        if m.group("multi"):
+            return m.group(0)[: m.start("m") - m.start()] + marker("authorization")
+        scheme = (m.group("scheme") or "").lower()
+        secret = m.group("s")
+        if _placeholder(secret) or (not scheme and not _credential_like(secret)):
+            return m.group(0)
+        if m.string[m.end():m.end() + 1] in ("(", "["):
+            return m.group(0)  # authorization = base64.decodebytes(...): code
+        kind = {"basic": "basic-auth", "bearer": "bearer-token", "token": "token"}.get(
+            scheme, "authorization")
+        return _replace_group(m, kind)
+
+    return lambda text: pattern.sub(replace, text)
+
+
+def _aws_secret_pass() -> Callable[[str], str]:
+    candidate = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+    context = ("aws", "secret", "akia", "asia")
+
+    def replace(m: Match) -> str:
+        secret = m.group(0)
+        if not _mixed(secret):  # git SHAs are hex; words are not 40 characters of mixed case
+            return secret
+        window = m.string[max(0, m.start() - 120): m.end() + 40].lower()
+        if not any(word in window for word in context):
+            return secret
+        return marker("aws-secret-key")
+
+    return lambda text: candidate.sub(replace, text)
+
+
+_ASSIGNMENT = (
+    r"(?<![\w.])(?P<q>\\{0,2}[\"'])?"
+    # The name, matched atomically: a lookahead captures it, the backreference consumes it.
+    r"(?=(?P<name>[A-Za-z_][\w.\-]{0,79}))(?P=name)(?(q)(?P=q))"
+    r"(?P<sep>[ \t]*(?:"
+    # ``password: str = "x"``, ``apiKey: Optional[str] = "x"``
+    r":[ \t]*[A-Za-z_][\w.]{0,40}(?:\[[\w., |\[\]]{0,60}\])?[ \t]*=(?![=>~])"
+    r"|=>|:=|=(?![=>~])|(?P<colon>:)(?![:/\\=])"
+    r")[ \t]*)"
+    r"(?P<value>\\+\"[^\"\n]*?\\+\"|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+    # Unquoted: up to a space, a delimiter or an escaped line break (a .env inside JSON);
+    # written as a run of one class with rare backslash steps, which sre scans fastest.
+    r"|(?:[^\s\"'`,;&<>(){}\[\]\\]|\\(?![nrt\"]))[^\s\"'`,;&<>(){}\[\]\\]*"
+    r"(?:\\(?![nrt\"])[^\s\"'`,;&<>(){}\[\]\\]*)*)"
+    # After a bare colon (YAML, JSON, headers) the value must end its clause: "the password:
+    # see the vault" is prose (the prose pass judges "token: abc123 was leaked").
+    r"(?(colon)(?=[ \t]*(?:$|[\r\n#,;}'\"&`<]|//|\\[nrt])))"
 )
+
+
+def _unquote(value: str) -> tuple[str, str, str]:
+    """(opening quote, inner text, closing quote) of an assignment's value."""
+    if value[:1] in "\"'":
+        return value[0], value[1:-1], value[-1]
+    escaped = _ESCAPED_QUOTED.fullmatch(value) if value.startswith("\\") else None
+    if escaped is not None:  # \"hunter2\" inside a JSON string
+        return escaped.group(1), escaped.group(2), escaped.group(3)
+    return "", value, ""
+
+
+def _is_code(m: Match, name: str, opening: str, inner: str) -> bool:
+    """The assignment is a program's, its value an expression rather than a literal secret."""
+    text, end = m.string, m.end()
+    after = end
+    while after < len(text) and text[after] in " \t":
+        after += 1
+    following = text[after:after + 1] or "\n"
+    if opening:
+        # "Basic " + b64encode(...), ', '.join(parts): a literal inside an expression.
+        return after > end and following in _OPERATORS or following in ".[%"
+    if text[end:end + 1] in ("(", "["):
+        return True  # a call or an index
+    if following in "\"'" and after == end and inner.lower() in _STRING_PREFIXES:
+        return True  # f"Bearer {token}"
+    if _words(name)[-1] in ("pwd", "oldpwd") and inner[:1] in "/~":
+        return True  # the shell's working directory
+    if m.group("colon") and inner.endswith(".") and inner.rstrip(".").isalpha():
+        return True  # prose: "returning the Cookie: header."
+    if _IDENT_CHAIN.fullmatch(inner) is None or m.group("colon"):
+        return False
+    before = text[max(0, m.start() - 8):m.start()].rstrip()
+    if before.endswith(("(", ",")) and following in ",)":
+        return True  # a keyword argument passing a variable: f(password=getpass_bytes)
+    if " " not in m.group("sep"):
+        return False
+    # Code style (``x = y``, where .env and shell write ``X=y``) with a name on the right: an
+    # attribute on either side (``self.token = nextchar``), an operator after it
+    # (``Token = Ignore + PlainToken``), or a tuple target (``user, password = a, b``).
+    if "." in name or "." in inner or (after > end and following in _OPERATORS):
+        return True
+    return before.endswith(",")
+
+
+def _assignment_pass() -> Callable[[str], str]:
+    pattern = re.compile(_ASSIGNMENT)
+
+    def value_marker(m: Match) -> str | None:
+        """The value's replacement, or None when the value is no secret."""
+        name = m.group("name")
+        if not is_secret_key(name):
+            return None
+        opening, inner, closing = _unquote(m.group("value"))
+        if len(inner) < 3 or _placeholder(inner) or _code_reference(inner):
+            return None
+        if _is_code(m, name, opening, inner):
+            return None
+        return opening + REDACTED + closing
+
+    def apply(text: str) -> str:
+        out: list[str] = []
+        pos = 0  # copied up to here
+        at = 0  # search from here
+        while (m := pattern.search(text, at)) is not None:
+            replacement = value_marker(m)
+            if replacement is None:
+                # Search on inside the value: {"cmd": "DB_PASS=x ./run"} holds one of its own.
+                at = m.start("value")
+                continue
+            out.append(text[pos:m.start("value")])
+            out.append(replacement)
+            pos = at = m.end()
+        if not out:
+            return text
+        out.append(text[pos:])
+        return "".join(out)
+
+    return apply
+
+
+def _xml_pass() -> Callable[[str], str]:
+    pattern = re.compile(r"<(?P<tag>[A-Za-z_][\w.\-:]{0,63})>(?P<s>[^<\n]{1,500})</(?P=tag)>")
+
+    def replace(m: Match) -> str:
+        if not is_secret_key(m.group("tag")) or _placeholder(m.group("s")):
+            return m.group(0)
+        return _replace_group(m, None)
+
+    return lambda text: pattern.sub(replace, text)
+
+
+def _flag_pass() -> Callable[[str], str]:
+    pattern = re.compile(
+        r"--(?P<flag>[A-Za-z][\w-]{0,40})[ \t]+"
+        r"(?P<s>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'|;&<>\-][^\s\"'|;&<>]*)"
+    )
+
+    def replace(m: Match) -> str:
+        value = m.group("s").strip("\"'")
+        i = m.start()
+        if i and (m.string[i - 1].isalnum() or m.string[i - 1] in "_-"):
+            return m.group(0)
+        if not is_secret_key(m.group("flag")) or _placeholder(value) or _code_reference(value):
+            return m.group(0)
+        if not (_weak(value) or _strong(value)):
+            return m.group(0)  # ``--export-secret-keys gives``: a switch, then a plain word
+        return _replace_group(m, None)
+
+    return lambda text: pattern.sub(replace, text)
+
+
+_PROSE_KINDS = (
+    ("pass", "password"), ("pwd", "password"), ("twilio", "twilio-auth-token"),
+    ("sendgrid", "sendgrid-key"), ("datadog", "datadog-key"), ("heroku", "heroku-key"),
+    ("aws", "aws-secret"), ("api", "api-key"), ("access", "access-key"), ("secret", "secret"),
+    ("token", "token"), ("cred", "credential"),
+)
+_COPULAS = frozenset(("is", "was", "are", "=", ":", "of", "to", "as", "set", "now"))
+
+
+def _prose_pass() -> Callable[[str], str]:
+    # One pattern, so the scan stays in C: a secret word, up to three plain words, an optional
+    # ":" or "=", then a candidate that holds a digit or a password symbol; Python only looks at
+    # candidates. Every run of spaces is bounded, so nothing can backtrack quadratically. The
+    # scan runs case-sensitively over a lower-cased copy (three times faster than IGNORECASE);
+    # the candidate is judged on the original text at the same offsets.
+    candidate = r"[^\s,;()<>\"'`\[\]]"
+    source = (
+        r"(?P<kw>pass(?:words?|phrases?)|passwd|pwd"
+        r"|secrets?(?:[ _-]?(?:access[ _-]?)?keys?)?|api[ _-]?keys?|access[ _-]?keys?"
+        r"|(?:auth|access|refresh|bearer|session|api)[ _-]?tokens?|tokens?|credentials?"
+        r"|twilio|sendgrid|datadog|heroku|aws)\b"
+        # Nothing to judge without a digit or a symbol close by: leave before the slow part.
+        r"(?=[^\n0-9!@#$%^&*+=?~]{0,48}[0-9!@#$%^&*+=?~])"
+        # Plain words end at a word's end, and the candidate starts after a space, a quote, ":"
+        # or "=": no match is ever re-tried from the middle of a word.
+        r"(?P<gap>(?:(?:[ \t]{0,8}[:=])?[ \t]{1,8}[a-z][a-z'\-]{0,24}(?![a-z'\-])){0,3}?)"
+        r"(?P<sep>[ \t]{0,8}(?:[:=][ \t]{0,8})?)[\"'`]?(?<=[\s:=\"'`])"
+        # The candidate, atomically (lookahead + backreference) and at most 128 characters, so a
+        # long run of text after the word costs one bounded scan.
+        rf"(?=(?P<s>(?={candidate}{{0,127}}[0-9!@#$%^&*+=?~]){candidate}{{6,128}}))(?P=s)"
+        rf"(?!{candidate})"
+    )
+    lower_pattern = re.compile(source)
+    any_case_pattern = re.compile(source, re.IGNORECASE)
+
+    def kind_of(kw: str) -> str:
+        low = kw.lower()
+        return next((kind for part, kind in _PROSE_KINDS if part in low), "secret")
+
+    def secret_span(text: str, m: Match) -> tuple[int, int] | None:
+        start = m.start()
+        if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            return None  # "input_tokens", "mytoken": not the word itself
+        s_start, s_end = m.span("s")
+        found = text[s_start:s_end]
+        secret = found.rstrip(".:!?")
+        if _placeholder(secret) or _code_reference(secret) or text[s_end:s_end + 1] in ("(", "["):
+            return None
+        gap = m.group("gap").split()
+        after_copula = any(c in m.group("sep") for c in ":=") or (
+            bool(gap) and (gap[-1].strip(":=") in _COPULAS or gap[-1][-1] in ":=")
+        )
+        if _strong(secret) or (after_copula and _weak(secret)):
+            return s_start, s_start + len(secret)
+        return None
+
+    def apply(text: str) -> str:
+        low = text.lower()
+        scan, pattern = (low, lower_pattern) if len(low) == len(text) else (
+            text, any_case_pattern)
+        out: list[str] = []
+        pos = 0  # copied up to here
+        at = 0  # search from here
+        while (m := pattern.search(scan, at)) is not None:
+            span = secret_span(text, m)
+            if span is None:
+                at = m.start() + 1  # a rejected match must not hide one that overlaps it
+                continue
+            out.append(text[pos:span[0]])
+            out.append(marker(kind_of(m.group("kw"))))
+            pos = at = span[1]
+        if not out:
+            return text
+        out.append(text[pos:])
+        return "".join(out)
+
+    return apply
+
+
+# -- the API ---------------------------------------------------------------------------------
+def redact(text: str) -> str:
+    """Return ``text`` with every credential replaced by a marker (``text`` itself if none)."""
+    if not text or not isinstance(text, str):
+        return text
+    if _compiled is None:
+        _ensure_compiled()
+    assert _compiled is not None
+    lower: str | None = None
+    out = text
+    for anchors, lower_anchors, apply in _compiled:
+        if not any(a in text for a in anchors):
+            if not lower_anchors:
+                continue
+            if lower is None:
+                lower = text.lower()
+            if not any(a in lower for a in lower_anchors):
+                continue
+        out = apply(out)
+    return text if out == text else out
 
 
 def contains_secret(text: str) -> bool:
@@ -142,77 +670,60 @@ def contains_secret(text: str) -> bool:
     return bool(text) and redact(text) != text
 
 
-def redact(text: str) -> str:
-    """Return ``text`` with credentials removed (see the module docstring for the rules)."""
-    if not text or not _might_hold_secret(text):
-        return text
-    out: list[str] = []
-    in_key = False
-    for line in text.split("\n"):
-        if in_key:
-            if _END_KEY_RE.search(line):
-                in_key = False
-            continue
-        begin = _BEGIN_KEY_RE.search(line)
-        if begin:
-            out.append(REDACTED_PRIVATE_KEY)
-            # A one-line block (escaped newlines) ends on the same line.
-            in_key = not _END_KEY_RE.search(line, begin.end())
-            continue
-        out.append(_redact_line(line))
-    return "\n".join(out)
-
-
-def _might_hold_secret(text: str) -> bool:
-    if any(anchor in text for anchor in _ANCHORS):
-        return True
-    if "://" in text and "@" in text:
-        return True
-    folded = text.lower()
-    return any(anchor in folded for anchor in _LOWER_ANCHORS)
-
-
-def _redact_line(line: str) -> str:
-    if not _PRECHECK_RE.search(line):
-        return line
-    if _MARKER_RE.search(line):
-        return REDACTED
-    for pattern, replacement in _INLINE:
-        line = pattern.sub(replacement, line)
-    return line
-
-
-def is_secret_key(key: str) -> bool:
-    """True for mapping keys whose values are credentials (``api_key``, ``Cookie`` ...)."""
-    folded = key.lower().replace("-", "_")
-    if not any(part in folded for part in _SECRET_KEY_PARTS):
-        return False
-    if "token" in folded and _TOKEN_COUNT_KEY_RE.search(folded):
-        # ``input_tokens`` and friends: counts, unless another secret word is also present.
-        others = [p for p in _SECRET_KEY_PARTS if p != "token" and p in folded]
-        return bool(others)
-    return True
-
-
 def redact_value(obj: Any) -> Any:
-    """Redact recursively through dicts, lists and tuples; strings go through ``redact``.
+    """Redact a JSON-like value: strings, dict keys and values, lists and tuples, any depth.
 
-    Values under secret-looking keys are replaced whole (a nested dict under ``credentials``
-    is gone entirely), except empty values and booleans, which carry no secret.
+    The value under a key whose name says secret (``api_key``, ``password``, ``credentials``
+    ...) is replaced whole, whatever it holds, unless it is empty, ``None`` or a boolean.
+    Keys are redacted too. Returns new containers (tuples become lists); the input is not
+    changed. Iterative, so a deeply nested value cannot exhaust the stack.
     """
     if isinstance(obj, str):
         return redact(obj)
-    if isinstance(obj, Mapping):
-        result: dict[Any, Any] = {}
-        for key, value in obj.items():
-            if isinstance(key, str) and is_secret_key(key) and _has_payload(value):
-                result[key] = REDACTED
-            else:
-                result[key] = redact_value(value)
-        return result
-    if isinstance(obj, (list, tuple)):
-        return [redact_value(item) for item in obj]
-    return obj
+    if isinstance(obj, bytes):
+        return _redact_bytes(obj)
+    if not isinstance(obj, (Mapping, list, tuple)):
+        return obj
+    holder: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(obj, holder, 0)]
+    while stack:
+        src, dst, slot = stack.pop()
+        if isinstance(src, str):
+            dst[slot] = redact(src)
+        elif isinstance(src, bytes):
+            dst[slot] = _redact_bytes(src)
+        elif isinstance(src, Mapping):
+            new: dict[Any, Any] = {}
+            dst[slot] = new
+            for key, value in src.items():
+                new_key = key
+                if isinstance(key, str):
+                    new_key = redact(key)
+                    n = 1
+                    while new_key in new and new_key != key:  # two secrets, one marker
+                        n += 1
+                        new_key = f"{redact(key)}#{n}"
+                if isinstance(key, str) and is_secret_key(key) and _has_payload(value):
+                    new[new_key] = REDACTED
+                else:
+                    new[new_key] = None
+                    stack.append((value, new, new_key))
+        elif isinstance(src, (list, tuple)):
+            items: list[Any] = [None] * len(src)
+            dst[slot] = items
+            stack.extend((value, items, i) for i, value in enumerate(src))
+        else:
+            dst[slot] = src
+    return holder[0]
+
+
+def _redact_bytes(data: bytes) -> bytes:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    out = redact(text)
+    return data if out is text else out.encode("utf-8")
 
 
 def _has_payload(value: Any) -> bool:
@@ -221,3 +732,13 @@ def _has_payload(value: Any) -> bool:
     if isinstance(value, (str, bytes, list, tuple, dict)):
         return len(value) > 0
     return True
+
+
+# Set by ``_compile``; declared here for readers and type checkers.
+_NAME_SPLIT: re.Pattern[str]
+_CAMEL_SPLIT: re.Pattern[str]
+_FILENAME: re.Pattern[str]
+_VERSION: re.Pattern[str]
+_IDENT_CHAIN: re.Pattern[str]
+_HEX_DIGEST: re.Pattern[str]
+_ESCAPED_QUOTED: re.Pattern[str]
