@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+__version__ = "0.1.0"
+"""The package version, defined here once (``pyproject.toml`` and the daemon read it)."""
+
 if TYPE_CHECKING:
     from .memory import Memory
     from .protocol import (
