@@ -271,7 +271,7 @@ def check(arg: Arg, value: Any) -> Any:
         if arg.max_bytes is not None and len(data) > arg.max_bytes:
             raise _bad(arg, f"is larger than {arg.max_bytes} bytes",
                        TOO_LARGE if kind == TEXT else None)
-        if arg.required and not value.strip():
+        if (arg.required or kind == TEXT) and not value.strip():  # blank text says nothing
             raise _bad(arg, "must not be empty")
         if kind == CHOICE and value not in arg.choices:
             raise _bad(arg, f"must be one of {', '.join(arg.choices)}")
