@@ -474,6 +474,32 @@ def test_jsonrpc_errors(project: Path) -> None:
         assert shim.lines.get(timeout=5) is None, "nothing but answers on stdout"
 
 
+def test_cancelled_calls_are_not_answered_and_a_queued_one_never_runs(daemon: Path) -> None:
+    pid = _daemon_pid(daemon)
+    env = lintaid_env(LINTAID_NO_AUTOSTART="1", LINTAID_MCP_TIMEOUT="60")
+    with RawShim(daemon, env=env) as shim:
+        shim.initialize()
+        assert shim.request("tools/call", {"name": "memory_status"})["result"]["isError"] is False
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            for rid, name, args in (("a", "search", {"query": "anything"}),
+                                    ("b", "add_memory", {"content": "A cancelled write."})):
+                shim.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                           "params": {"name": name, "arguments": args}})
+            for rid in ("b", "a"):  # b waits behind a; a waits on the stopped daemon
+                shim.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                           "params": {"requestId": rid, "reason": "changed my mind"}})
+            assert shim.request("ping")["result"] == {}
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        # The worker answers in order: the first line now is c's, neither a's nor b's.
+        shim.send({"jsonrpc": "2.0", "id": "c", "method": "tools/call",
+                   "params": {"name": "list_memories", "arguments": {}}})
+        reply = shim.recv()
+        assert reply["id"] == "c"
+        assert reply["result"]["structuredContent"]["count"] == 0  # b never ran
+
+
 def test_parse_errors_have_a_null_id(project: Path) -> None:
     with RawShim(project) as shim:
         for line in (b"{not json", b"\xff\xfe garbage", b'{"jsonrpc": "2.0", "id": 1,'):
