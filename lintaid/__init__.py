@@ -1,3 +1,5 @@
 """lintaid: a per-project memory daemon for coding agents (the daemon and the operator CLI)."""
 
-__version__ = "0.1.0"
+from lintaid_client import __version__
+
+__all__ = ["__version__"]

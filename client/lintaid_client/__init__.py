@@ -4,6 +4,9 @@ The hook shim imports this package on every agent event, started without site, s
 it must cost nothing: no imports at all here (not even ``typing``); names load on first use.
 """
 
+__version__ = "0.1.0"
+"""The package version, defined here once (``pyproject.toml`` and the daemon read it)."""
+
 TYPE_CHECKING = False  # mypy reads the block below; at run time it never executes
 if TYPE_CHECKING:
     from .memory import Memory

@@ -369,6 +369,20 @@ class Memory:
         """The daemon's status: pid, uptime, counts, queue depths, versions."""
         return self._call("status")
 
+    def call(self, op: str, args: Mapping[str, Any] | None = None) -> Any:
+        """One request for ``op`` with its arguments as ``ops.OPS`` declares them, returning
+        the daemon's result as sent. This client's user id, actor and source fill in what
+        ``args`` leaves unset. For callers built from the declarations themselves (the MCP
+        tools); the methods above are friendlier."""
+        spec = ops.OPS[op]
+        full = dict(args or {})
+        declared = {a.name for a in spec.args}
+        for key, value in (("user_id", self.user_id), ("actor", self.actor),
+                           ("source", self.source)):
+            if key in declared and full.get(key) is None and value is not None:
+                full[key] = value
+        return self._call(spec.name, full)
+
     def ping(self) -> dict[str, Any]:
         return self._call("ping")
 

@@ -41,6 +41,7 @@ MAX_BATCH: Final = 1000
 MAX_TOP_K: Final = 100
 MAX_LIST: Final = 1000
 STORES: Final = ("memory", "workspace", "all")
+TIME_HELP: Final = "ISO 8601, UTC unless it names a zone, or epoch seconds"
 
 
 @dataclass(frozen=True)
@@ -97,17 +98,20 @@ ACTOR = Arg("actor", STR, "who asks, for the audit log", cli=None, mcp=False,
             max_bytes=MAX_ID_BYTES)
 SOURCE = Arg("source", STR, "where the memory comes from", cli=None, mcp=False,
              max_bytes=MAX_ID_BYTES)
-ID = Arg("id", STR, "a memory id", required=True, cli="ARG", max_bytes=MAX_ID_BYTES)
+ID = Arg("id", STR, "a memory id (from search or list)", required=True, cli="ARG",
+         max_bytes=MAX_ID_BYTES)
 METADATA = Arg("metadata", MAP, "extra fields kept with the memory (secrets are redacted)",
                mcp=False)
 
 
 def _add_item_args() -> tuple[Arg, ...]:
     return (
-        Arg("content", TEXT, "the text to remember", max_bytes=MAX_CONTENT_BYTES, cli="ARG"),
+        Arg("content", TEXT, "the fact or decision to remember, self-contained (it will be "
+            "read without this conversation)", max_bytes=MAX_CONTENT_BYTES, cli="ARG"),
         METADATA,
-        Arg("supersedes", STR, "id of the memory this one replaces", max_bytes=MAX_ID_BYTES),
-        Arg("expires_at", TIME, "when it stops being true (ISO 8601 or epoch seconds)"),
+        Arg("supersedes", STR, "id of a memory this one replaces (that one is retired)",
+            max_bytes=MAX_ID_BYTES),
+        Arg("expires_at", TIME, f"when it stops being true ({TIME_HELP})"),
         Arg("valid_at", TIME, "when it became true, if not now", mcp=False),
         Arg("created_at", TIME, "when it was learned, for imports", cli=None, mcp=False),
         Arg("session_id", STR, "the agent session it belongs to", cli=None, mcp=False,
@@ -127,27 +131,32 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("event", STR, "the hook event name", required=True, max_bytes=128),
         Arg("payload", MAP, "the event as the agent sent it", required=True),
     )),
-    Op("add", WRITE, "Store a memory (or up to 1,000 in one transaction with items).", (
+    Op("add", WRITE, "Store a memory for this project. To replace an older one, pass its id "
+       "as supersedes rather than adding a contradicting memory.", (
         *ITEM_ARGS,
-        Arg("items", LIST, "memories to add together, each a map of the arguments above",
+        Arg("items", LIST, "up to 1,000 memories to add in one transaction, each a map of "
+            "the arguments above",
             cli=None, mcp=False, lo=1, hi=MAX_BATCH),
         USER, SOURCE, ACTOR,
     ), tool="add_memory", one_of=(("content", "items"),)),
-    Op("search", READ, "Search memory and project files; superseded, expired and forgotten "
-       "records are excluded before ranking.", (
+    Op("search", READ, "Search project memory and project files. Superseded, expired and "
+       "forgotten records are left out before ranking ('hidden' counts them); every hit "
+       "carries its status: trust current, check conflicted and partly_superseded.", (
         Arg("query", TEXT, "what to look for, in plain words", required=True,
             max_bytes=MAX_QUERY_BYTES, cli="ARG"),
         Arg("top_k", INT, "how many hits", default=5, lo=1, hi=MAX_TOP_K, cli="--top-k"),
-        Arg("history", BOOL, "also return superseded records, marked historical",
+        Arg("history", BOOL, "also return retired (superseded, expired) records, marked "
+            "historical",
             default=False),
-        Arg("as_of", TIME, "what was believed then (ISO 8601 or epoch seconds)"),
+        Arg("as_of", TIME, f"what was believed at that time ({TIME_HELP})"),
         Arg("store", CHOICE, "memory records, project files, or both", default="all",
             choices=STORES),
         USER,
     ), tool="search"),
-    Op("get", READ, "One memory in full: text, status, claims, relations, provenance.",
+    Op("get", READ, "One memory in full: text, status, claims, relations and provenance.",
        (ID, USER), tool="get_memory"),
-    Op("list", READ, "The newest memories that are currently believed.", (
+    Op("list", READ, "The newest memories that are still believed (not superseded, "
+       "expired or forgotten).", (
         Arg("limit", INT, "how many, newest first", default=20, lo=1, hi=MAX_LIST),
         Arg("offset", INT, "skip this many", default=0, lo=0, hi=10**9, mcp=False),
         Arg("include_hidden", BOOL, "include superseded and expired ones", default=False,
@@ -159,11 +168,14 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
                 cli="--text"),
         METADATA, USER, ACTOR,
     )),
-    Op("forget", WRITE, "Forget a memory: hidden everywhere; the same text captured again "
-       "stays forgotten.", (
+    Op("forget", WRITE, "Forget a memory that should never have been kept: it is hidden "
+       "everywhere, and the same text captured again stays forgotten. When a fact merely "
+       "changed, supersede it instead.", (
         ID, Arg("reason", STR, "why; kept in the audit log", max_bytes=2000), USER, ACTOR,
     ), tool="forget_memory"),
-    Op("supersede", WRITE, "Retire a memory in favour of new text or another memory.", (
+    Op("supersede", WRITE, "Retire a memory that is no longer true, in favour of new text "
+       "or of another existing memory. The old one stays in history but is no longer "
+       "current.", (
         Arg("old_id", STR, "the memory that is no longer true", required=True, cli="ARG",
             max_bytes=MAX_ID_BYTES),
         Arg("new_id", STR, "an existing memory that replaces it", cli="--by",
@@ -173,7 +185,7 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         METADATA, USER, SOURCE, ACTOR,
     ), tool="supersede_memory", one_of=(("new_id", "content"),)),
     Op("expire", WRITE, "Mark a memory as no longer true from a time (default: now).", (
-        ID, Arg("at", TIME, "when it stopped being true (ISO 8601 or epoch seconds)"),
+        ID, Arg("at", TIME, f"when it stopped being true ({TIME_HELP})"),
         USER, ACTOR,
     )),
     Op("history", READ, "The audit trail of one memory, oldest first.", (ID, USER),
@@ -259,7 +271,7 @@ def check(arg: Arg, value: Any) -> Any:
         if arg.max_bytes is not None and len(data) > arg.max_bytes:
             raise _bad(arg, f"is larger than {arg.max_bytes} bytes",
                        TOO_LARGE if kind == TEXT else None)
-        if arg.required and not value.strip():
+        if (arg.required or kind == TEXT) and not value.strip():  # blank text says nothing
             raise _bad(arg, "must not be empty")
         if kind == CHOICE and value not in arg.choices:
             raise _bad(arg, f"must be one of {', '.join(arg.choices)}")
@@ -302,12 +314,7 @@ def validate(op: Op | str, args: Mapping[str, Any] | None) -> dict[str, Any]:
         args = {}
     if not isinstance(args, Mapping):
         raise BadRequest("'args' must be a map")
-    known = {a.name for a in spec.args}
-    unknown = sorted(str(k) for k in args if k not in known)
-    if unknown:
-        allowed = ", ".join(sorted(known)) or "none"
-        raise BadRequest(f"{spec.name}: unknown argument(s) {', '.join(map(repr, unknown))}; "
-                         f"it takes: {allowed}", arg=unknown[0])
+    _refuse_unknown(spec.name, args, [a.name for a in spec.args])
     out: dict[str, Any] = {}
     for arg in spec.args:
         value = args.get(arg.name)
@@ -325,6 +332,42 @@ def validate(op: Op | str, args: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+def _refuse_unknown(name: str, args: Mapping[str, Any], known: list[str]) -> None:
+    unknown = sorted(str(k) for k in args if k not in known)
+    if unknown:
+        allowed = ", ".join(sorted(known)) or "none"
+        raise BadRequest(f"{name}: unknown argument(s) {', '.join(map(repr, unknown))}; "
+                         f"it takes: {allowed}", arg=unknown[0])
+
+
+def validate_tool(spec: Op, args: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A tool call's arguments, checked as ``validate`` checks a request, except that only
+    the op's ``mcp`` arguments exist: an agent cannot set what its tool does not show.
+
+    A ``one_of`` group with a single visible member makes that member required.
+    """
+    if args is None:
+        args = {}
+    if not isinstance(args, Mapping):
+        raise BadRequest("the arguments must be an object")
+    _refuse_unknown(spec.tool or spec.name, args, [a.name for a in spec.args if a.mcp])
+    for name in _required_for_tool(spec):
+        if args.get(name) is None:
+            raise _bad(spec.arg(name), "is required")
+    return validate(spec, args)
+
+
+def _required_for_tool(spec: Op) -> list[str]:
+    """The tool's required arguments: the required ones, and a ``one_of`` group's only
+    visible member."""
+    required = [a.name for a in spec.args if a.mcp and a.required]
+    for group in spec.one_of:
+        visible = [name for name in group if spec.arg(name).mcp]
+        if len(visible) == 1:
+            required.append(visible[0])
+    return required
+
+
 def validate_item(item: Any, shared: Mapping[str, Any]) -> dict[str, Any]:
     """One entry of ``add``'s ``items``: the item arguments, inheriting ``shared`` ones."""
     if not isinstance(item, Mapping):
@@ -338,9 +381,19 @@ def validate_item(item: Any, shared: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def tool_schema(spec: Op) -> dict[str, Any]:
-    """The JSON Schema of an op's MCP tool input: its ``mcp`` arguments, nothing else."""
+    """The JSON Schema of an op's MCP tool input: its ``mcp`` arguments, nothing else.
+
+    A ``one_of`` group is said in its members' descriptions, not as a schema ``oneOf``:
+    several agent clients refuse ``oneOf`` at the top of a tool's input schema.
+    """
     props: dict[str, Any] = {}
-    required = []
+    required = _required_for_tool(spec)
+    together: dict[str, str] = {}
+    for group in spec.one_of:
+        visible = [name for name in group if spec.arg(name).mcp]
+        if len(visible) > 1:
+            for name in visible:
+                together[name] = f"give exactly one of {' or '.join(visible)}"
     for arg in spec.args:
         if not arg.mcp:
             continue
@@ -365,13 +418,12 @@ def tool_schema(spec: Op) -> dict[str, Any]:
             schema = {"type": "object"}
         else:
             schema = {"type": "array"}
-        if arg.help:
-            schema["description"] = arg.help
+        description = "; ".join(t for t in (arg.help, together.get(arg.name)) if t)
+        if description:
+            schema["description"] = description
         if arg.default is not None:
             schema["default"] = arg.default
         props[arg.name] = schema
-        if arg.required:
-            required.append(arg.name)
     out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
     if required:
         out["required"] = required
@@ -379,4 +431,4 @@ def tool_schema(spec: Op) -> dict[str, Any]:
 
 
 __all__ = ["OPS", "Arg", "Op", "check", "parse_time", "tool_schema", "validate",
-           "validate_item", "MAX_DEPTH"]
+           "validate_item", "validate_tool", "MAX_DEPTH"]

@@ -1,0 +1,327 @@
+"""The MCP tools of ``lintaid-mcp``, built from the op declarations.
+
+Every op with ``tool`` set (``ops.OPS``) is one tool: named ``op.tool``, described by the op's
+help, its input schema ``ops.tool_schema(op)`` (the op's ``mcp`` arguments and nothing else),
+its arguments checked by ``ops.validate_tool`` (the daemon's own messages; an unknown argument
+is refused). Results are typed: a compact view per op, built from ``models``, whose dataclass
+is also the tool's output schema. Every refusal (bad_request, not_found, daemon down, timeout)
+is a tool result with ``isError: true`` and a message an agent can act on.
+
+The daemon is reached through one ``Memory`` client, created on the first tool call (it may
+start the daemon, detached); importing this module touches neither pyzmq nor msgpack.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from . import ops, protocol
+from .mcp_rpc import Log
+from .models import CURRENT, WORKSPACE, Hit
+from .paths import ProjectError
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+ACTOR: Final = "mcp"
+SUMMARY_CHARS: Final = 160
+
+
+# -- result views ------------------------------------------------------------------------------
+@dataclass
+class SearchLine:
+    """One hit, compact: get_memory gives the whole record."""
+
+    id: str
+    status: str
+    historical: bool
+    store: str
+    score: float
+    summary: str
+    location: str | None
+    superseded_by: str | None
+
+
+@dataclass
+class SearchLines:
+    results: list[SearchLine]
+    hidden: int
+    history: bool
+
+
+@dataclass
+class MemoryLine:
+    id: str
+    status: str
+    summary: str
+    source: str | None
+    created_at: float | None
+
+
+@dataclass
+class MemoryLines:
+    results: list[MemoryLine]
+    count: int
+
+
+@dataclass
+class Added:
+    id: str
+    event: str  # ADD (stored), NONE (already stored), FORGOTTEN (stays forgotten)
+    supersedes: str | None
+
+
+@dataclass
+class Forgotten:
+    id: str
+    event: str
+
+
+@dataclass
+class Superseded:
+    old_id: str
+    new_id: str
+
+
+@dataclass
+class HistoryEvent:
+    id: str
+    memory_id: str
+    event: str  # ADD | UPDATE | SUPERSEDE | FORGET | EXPIRE | ...
+    old_memory: str | None
+    new_memory: str | None
+    actor: str | None
+    created_at: float | None
+    detail: dict[str, Any]
+
+
+@dataclass
+class History:
+    id: str
+    events: list[HistoryEvent]
+
+
+@dataclass
+class Status:
+    root: str
+    pid: int | None
+    uptime_s: float | None
+    version: str | None
+    memory: dict[str, int]
+    writer_queue: int | None
+    spool_depth: int | None
+    workspace: dict[str, Any] | None
+
+
+def one_line(text: str | None, limit: int = SUMMARY_CHARS) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _search(raw: Any, args: dict[str, Any], root: Path) -> SearchLines:
+    hits = [Hit.from_dict(h) for h in raw.get("results") or []]
+    return SearchLines(
+        results=[SearchLine(
+            id=h.id, status=h.status or CURRENT, historical=bool(h.historical), store=h.store,
+            score=round(float(h.score or 0.0), 4), summary=one_line(h.content),
+            location=h.location() if h.store == WORKSPACE and h.path else None,
+            superseded_by=h.superseded_by) for h in hits],
+        hidden=int(raw.get("hidden") or 0), history=bool(raw.get("history")))
+
+
+def _get(raw: Any, args: dict[str, Any], root: Path) -> Hit:
+    return Hit.from_dict(raw)
+
+
+def _list(raw: Any, args: dict[str, Any], root: Path) -> MemoryLines:
+    hits = [Hit.from_dict(h) for h in raw.get("results") or []]
+    lines = [MemoryLine(id=h.id, status=h.status or CURRENT, summary=one_line(h.content),
+                        source=h.source, created_at=h.created_at) for h in hits]
+    return MemoryLines(results=lines, count=len(lines))
+
+
+def _add(raw: Any, args: dict[str, Any], root: Path) -> Added:
+    return Added(id=raw["id"], event=raw["event"], supersedes=args.get("supersedes"))
+
+
+def _forget(raw: Any, args: dict[str, Any], root: Path) -> Forgotten:
+    return Forgotten(id=raw.get("id") or args["id"], event=raw.get("event") or "DELETE")
+
+
+def _supersede(raw: Any, args: dict[str, Any], root: Path) -> Superseded:
+    return Superseded(old_id=raw["old_id"], new_id=raw["new_id"])
+
+
+def _history(raw: Any, args: dict[str, Any], root: Path) -> History:
+    events = [HistoryEvent(
+        id=str(row.get("id")), memory_id=str(row.get("memory_id") or args["id"]),
+        event=str(row.get("event")), old_memory=row.get("old_memory"),
+        new_memory=row.get("new_memory"), actor=row.get("actor"),
+        created_at=row.get("created_at"), detail=dict(row.get("detail") or {}),
+    ) for row in raw.get("results") or []]
+    return History(id=raw.get("id") or args["id"], events=events)
+
+
+def _status(raw: Any, args: dict[str, Any], root: Path) -> Status:
+    versions = raw.get("versions") or {}
+    return Status(
+        root=str(raw.get("root") or root), pid=raw.get("pid"), uptime_s=raw.get("uptime_s"),
+        version=versions.get("lintaid"),
+        memory={k: int(v) for k, v in (raw.get("memory") or {}).items()
+                if isinstance(v, (int, float)) and not isinstance(v, bool)},
+        writer_queue=raw.get("writer_queue"), spool_depth=raw.get("spool_depth"),
+        workspace=raw.get("workspace"))
+
+
+Shape = Callable[[Any, dict[str, Any], Path], Any]
+
+VIEWS: Final[dict[str, tuple[type, Shape]]] = {
+    "search": (SearchLines, _search),
+    "get": (Hit, _get),
+    "list": (MemoryLines, _list),
+    "add": (Added, _add),
+    "forget": (Forgotten, _forget),
+    "supersede": (Superseded, _supersede),
+    "history": (History, _history),
+    "status": (Status, _status),
+}
+"""op name -> (the result's dataclass, which is the output schema; how to build it)."""
+
+
+# -- JSON Schema from a dataclass ----------------------------------------------------------------
+_SCALARS: Final[dict[Any, str]] = {str: "string", int: "integer", float: "number",
+                                   bool: "boolean"}
+
+
+def json_schema(tp: Any) -> dict[str, Any]:
+    """The JSON Schema of a type hint: scalars, ``X | None``, lists, string-keyed dicts and
+    dataclasses (every field required: a view always carries all of them)."""
+    if tp is Any:
+        return {}
+    if tp in _SCALARS:
+        return {"type": _SCALARS[tp]}
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (types.UnionType, typing.Union):
+        options = [a for a in args if a is not type(None)]
+        inner = json_schema(options[0]) if len(options) == 1 else {
+            "anyOf": [json_schema(a) for a in options]}
+        if type(None) not in args:
+            return inner
+        if set(inner) == {"type"} and isinstance(inner["type"], str):
+            return {"type": [inner["type"], "null"]}
+        return {"anyOf": [inner, {"type": "null"}]}
+    if origin is list:
+        return {"type": "array", "items": json_schema(args[0])}
+    if origin is dict:
+        return {"type": "object", "additionalProperties": json_schema(args[1])}
+    if dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        names = [f.name for f in dataclasses.fields(tp)]
+        return {"type": "object", "properties": {n: json_schema(hints[n]) for n in names},
+                "required": names}
+    raise TypeError(f"no JSON Schema for {tp!r}")
+
+
+# -- the tools ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Tool:
+    op: ops.Op
+    view: type
+    shape: Shape
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.op.tool,
+            "description": self.op.help,
+            "inputSchema": ops.tool_schema(self.op),
+            "outputSchema": json_schema(self.view),
+            "annotations": {"readOnlyHint": self.op.kind == ops.READ, "openWorldHint": False},
+        }
+
+
+def _tools() -> dict[str, Tool]:
+    out = {}
+    for op in ops.OPS.values():
+        if op.tool:
+            view, shape = VIEWS[op.name]  # a KeyError here: a new tool needs its view
+            out[op.tool] = Tool(op, view, shape)
+    return out
+
+
+def _error(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+class Toolbox:
+    """The tools of one project, over one lazily created ``Memory`` client."""
+
+    def __init__(self, root: Callable[[], Path], *, log: Log, autostart: bool = True,
+                 timeout: float = 10.0) -> None:
+        self._find_root = root
+        self.root: Path | None = None
+        self.log = log
+        self.autostart = autostart
+        self.timeout = timeout
+        self.tools = _tools()
+        self._listing = [t.describe() for t in self.tools.values()]
+        self._memory: Memory | None = None
+        self._lock = threading.Lock()
+
+    def list(self) -> list[dict[str, Any]]:
+        return self._listing
+
+    def known(self, name: str) -> bool:
+        return name in self.tools
+
+    def memory(self) -> Memory:
+        """The client, created on the first call (finding the project, and importing pyzmq
+        and msgpack, only then)."""
+        with self._lock:
+            if self._memory is None:
+                from .memory import Memory
+
+                self.root = self._find_root()
+                self._memory = Memory(self.root, actor=ACTOR, source=ACTOR,
+                                      autostart=self.autostart, timeout=self.timeout)
+            return self._memory
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        tool = self.tools[name]
+        try:
+            args = ops.validate_tool(tool.op, arguments)
+            memory = self.memory()
+            raw = memory.call(tool.op.name, args)
+            value = tool.shape(raw, args, memory.root)
+        except protocol.RemoteError as err:  # bad_request (ours or the daemon's), not_found...
+            return _error(f"{err.code}: {err.message}")
+        except protocol.DaemonUnavailable as err:
+            return _error(f"daemon_unavailable: {err}")
+        except protocol.DaemonTimeout as err:
+            return _error(f"daemon_timeout: {err}")
+        except protocol.LintaidError as err:
+            return _error(f"error: {err}")
+        except ProjectError as err:  # LINTAID_PROJECT names no folder
+            return _error(f"bad_project: {err}")
+        except Exception as err:  # a bug or a surprise: one failed call, never a dead server
+            self.log("error", f"tool {name} failed", trace=True)
+            return _error(f"internal: {type(err).__name__}: {err}")
+        payload = dataclasses.asdict(value)
+        return {
+            "content": [{"type": "text", "text": json.dumps(payload, ensure_ascii=False)}],
+            "structuredContent": payload,
+            "isError": False,
+        }
+
+    def close(self) -> None:
+        with self._lock:
+            memory, self._memory = self._memory, None
+        if memory is not None:
+            memory.close()
