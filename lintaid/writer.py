@@ -5,6 +5,10 @@ SQLite transaction, each job in its own savepoint, so a burst of 50 captures cos
 A job's future resolves only after that commit, so an acknowledged write is durable. The index
 is then brought in step, and ``wait_visible`` lets a reader wait for that, so an acknowledged
 write is visible to the very next search.
+
+Derived policy state is brought in step inside each batch's transaction, after its jobs
+(``lintaid.derivation``); state derived under older rules is re-derived before the writer
+starts.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any, TypeVar
 
 import structlog
 
+from .derivation import derive_memory, ensure_memory
 from .store.memory import MemoryStore
 
 T = TypeVar("T")
@@ -38,6 +43,7 @@ class Writer:
         self._stopped = threading.Event()
 
     def start(self) -> None:
+        ensure_memory(self.store)  # nothing else writes yet: run here, before serving
         self._thread.start()
 
     def add_flusher(self, flush: Callable[[], None]) -> None:
@@ -115,7 +121,7 @@ class Writer:
                             outcomes.append((future, True, job()))
                     except Exception as err:  # one bad job must not sink the batch
                         outcomes.append((future, False, err))
-                self.store.refresh_derived()
+                derive_memory(self.store)
         except Exception as err:  # the commit itself failed (disk full, I/O error)
             log.error("batch_failed", error=str(err), jobs=len(batch))
             for _job, future in batch:
