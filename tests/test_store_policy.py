@@ -198,6 +198,22 @@ def test_forgetting_either_end_deactivates_the_link(h: Harness) -> None:
     assert h.store.counts()["superseded"] == 0
 
 
+# -- sub-second times ------------------------------------------------------------------------------
+
+def test_as_of_tells_apart_writes_milliseconds_apart(h: Harness) -> None:
+    t0 = 1_700_000_000.0
+    old, _ = _put(h, "The CI runs on Jenkins.", at=t0)
+    new, _ = _put(h, "The CI runs on GitHub Actions instead of Jenkins.", at=t0 + 0.004)
+    assert [x["id"] for x in _hits(h.store, h.writer, "CI runs", now=t0 + 1)] == [new]
+    then = _hits(h.store, h.writer, "CI runs", as_of=t0 + 0.002, now=t0 + 1)
+    assert [(x["id"], x["status"]) for x in then] == [(old, "current")]
+    rid, _ = h.run(lambda: h.store.put(NewRecord(
+        content="The CI cache expires soon.", kind="note", source="test", created_at=t0,
+        expires_at=t0 + 0.5), "test"))
+    assert rid in {x["id"] for x in _hits(h.store, h.writer, "CI cache", now=t0 + 0.499)}
+    assert rid not in {x["id"] for x in _hits(h.store, h.writer, "CI cache", now=t0 + 0.501)}
+
+
 # -- migrations and the derived-state version ------------------------------------------------------
 
 V2_SCHEMA = (Path(__file__).parent / "data" / "memory_schema_v2.sql").read_text()

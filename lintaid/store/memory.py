@@ -31,12 +31,12 @@ from lintaid.capture.record import NewRecord, content_fingerprint, normalize_use
 from lintaid_client import paths
 
 from .derived_tables import DerivedTables
-from .index import I64_MAX, TantivyIndex
+from .index import TantivyIndex, millis
 from .migrations import migrate
 from .schema import DERIVED_VERSION_KEY, ensure_derived_schema, get_meta, set_meta
 from .sqlite import batches, connect, in_batches, transaction
 
-INDEX_VERSION = 3
+INDEX_VERSION = 4  # 4: created_at and expires_at in milliseconds
 log = structlog.get_logger("lintaid.store")
 
 
@@ -66,10 +66,6 @@ def _memory_schema() -> tantivy.Schema:
     sb.add_integer_field("created_at", indexed=True, fast=True)
     sb.add_integer_field("expires_at", indexed=True, fast=True)
     return sb.build()
-
-
-def _seconds(value: float | None) -> int:
-    return I64_MAX if value is None else int(value)
 
 
 class MemoryStore:
@@ -395,8 +391,8 @@ class MemoryStore:
                     "content_all": row["content"], "claims": " ; ".join(current.get(rid, [])),
                     "user_id": row["user_id"],
                     "status": row["status"], "kind": row["kind"],
-                    "created_at": int(row["created_at"]),
-                    "expires_at": _seconds(row["expires_at"]),
+                    "created_at": millis(row["created_at"]),
+                    "expires_at": millis(row["expires_at"]),
                 }))
         self.index.replace("id", docs)
         self.index.commit()
