@@ -153,7 +153,8 @@ class ListResult(BaseModel):
 
 class AddResult(BaseModel):
     id: str
-    event: str = Field(description="ADD (stored), NONE (already stored), FORGOTTEN (was "
+    event: str = Field(description="ADD (stored), NONE (already stored), SUPERSEDE (already "
+                                   "stored; its supersedes link was added), FORGOTTEN (was "
                                    "forgotten earlier and stays forgotten)")
     memory: str
     supersedes: str | None = None

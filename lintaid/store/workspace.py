@@ -388,8 +388,8 @@ class WorkspaceStore:
         result = searcher.search(boolean(base + policy), limit=limit, count=True)
         hidden = 0
         if policy:
-            hidden = searcher.search(boolean(base), limit=1, count=True).count - result.count
-        scored = [(searcher.doc(addr).get_first("chunk_id"), float(score))
+            hidden = _count(searcher.search(boolean(base), limit=1, count=True)) - _count(result)
+        scored = [(str(searcher.doc(addr).get_first("chunk_id")), float(score))
                   for score, addr in result.hits]
         rows = self._chunk_rows([cid for cid, _ in scored])
         hits = []
@@ -406,6 +406,11 @@ class WorkspaceStore:
             " s.superseded_by, s.confidence, s.evidence FROM chunks c"
             " JOIN files f ON f.path = c.path LEFT JOIN record_state s ON s.record_id = c.path"
             " WHERE c.chunk_id IN ({ids})", chunk_ids)}
+
+
+def _count(result: tantivy.SearchResult) -> int:
+    """The number of matching documents (asked for with ``count=True``; not in the stubs)."""
+    return int(result.count)  # type: ignore[attr-defined]
 
 
 def _hit(row: sqlite3.Row, score: float) -> dict[str, Any]:
