@@ -32,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "client")]
 
+from lintaid.derivation import rebuild_workspace  # noqa: E402
 from lintaid.store.memory import MemoryStore  # noqa: E402
 from lintaid.workspace.service import Workspace  # noqa: E402
 from lintaid.writer import Writer  # noqa: E402
@@ -161,7 +162,7 @@ def main() -> None:
               f"removed {rec['removed']})")
 
         started = time.perf_counter()
-        restated = run.writer.run(run.ws.store.rebuild_policy, timeout=600)
+        restated = run.writer.run(lambda: rebuild_workspace(run.ws.store), timeout=600)
         print(f"full policy re-derivation over all files: {time.perf_counter() - started:.3f}s "
               f"({len(restated)} states changed)")
 

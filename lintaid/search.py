@@ -28,7 +28,7 @@ from lintaid_client.models import Claim, Hit, Relation, SearchResult
 
 from .capture.record import normalize_user
 from .policy.history import is_history_query, strip_history_phrases
-from .store.index import boolean
+from .store.index import boolean, millis
 from .store.memory import MemoryStore
 
 CLAIM_BOOST = {"claims": 2.0}
@@ -137,7 +137,7 @@ class Reader:
         all_text = index.text_query(text, ["content_all"])
         if text_query is None or all_text is None:
             return [], 0
-        now = int(req.now if req.now is not None else time.time())
+        now = millis(req.now if req.now is not None else time.time())
         owner = [("must", index.term("user_id", normalize_user(req.user_id)))]
         filters: list[tuple[str, Any]] = []
         if req.kinds:
@@ -145,10 +145,10 @@ class Reader:
         for kind in req.exclude_kinds:
             filters.append(("not", index.term("kind", kind)))
         policy: list[tuple[str, Any]] = []
-        horizon = now if req.as_of is None else int(req.as_of)
+        horizon = now if req.as_of is None else millis(req.as_of)
         policy.append(("must", index.int_range("expires_at", horizon + 1, None)))
         if req.as_of is not None:
-            policy.append(("must", index.int_range("created_at", None, int(req.as_of))))
+            policy.append(("must", index.int_range("created_at", None, millis(req.as_of))))
         if not history:
             policy.append(("not", index.term("status", "superseded")))
         searcher = index.searcher()

@@ -6,6 +6,10 @@ A job's future resolves only after that commit, so an acknowledged write is dura
 is then brought in step by the store's indexer; each committed batch has a token
 (``"<instance>.<n>"``, set as ``future.token``), and ``wait_visible(token)`` lets a reader wait,
 off the request loop, until that batch is searchable.
+
+Derived policy state is brought in step inside each batch's transaction, after its jobs
+(``lintaid.derivation``); state derived under older rules is re-derived before the writer
+starts.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import structlog
 
 from lintaid_client import protocol
 
+from .derivation import derive_memory, ensure_memory
 from .store.memory import MemoryStore
 
 T = TypeVar("T")
@@ -44,6 +49,7 @@ class Writer:
         self._stopped = threading.Event()
 
     def start(self) -> None:
+        ensure_memory(self.store)  # nothing else writes yet: run here, before serving
         self._thread.start()
 
     def add_flusher(self, flush: Callable[[], None]) -> None:
@@ -138,7 +144,7 @@ class Writer:
                             outcomes.append((future, True, job()))
                     except Exception as err:  # one bad job must not sink the batch
                         outcomes.append((future, False, err))
-                self.store.refresh_derived()
+                derive_memory(self.store)
         except Exception as err:  # the commit itself failed (disk full, I/O error)
             log.error("batch_failed", error=str(err), jobs=len(batch))
             for _job, future, _recall in batch:

@@ -75,7 +75,8 @@ class MemoryLines:
 @dataclass
 class Added:
     id: str
-    event: str  # ADD (stored), NONE (already stored), FORGOTTEN (stays forgotten)
+    event: str  # ADD (stored), NONE (already stored), SUPERSEDE (already stored; its link
+    # was added), FORGOTTEN (stays forgotten)
     supersedes: str | None
 
 

@@ -215,8 +215,10 @@ class Memory:
     ) -> dict[str, Any]:
         """Store a text, or a list of ``{role, content}`` messages (one ``role: content`` line
         each). Returns ``{"results": [{"id", "memory", "event"}]}`` where event is ``ADD``,
-        ``NONE`` (the same record already exists) or ``FORGOTTEN`` (it was forgotten before and
-        stays so). ``supersedes`` retires an existing record of the same user."""
+        ``NONE`` (the same record already exists), ``SUPERSEDE`` (it already exists and the
+        ``supersedes`` link given was added to it) or ``FORGOTTEN`` (it was forgotten before and
+        stays so). ``supersedes`` retires an existing record of the same user; a record may
+        retire several."""
         text = messages_to_text(messages)
         if metadata is not None and not isinstance(metadata, Mapping):
             raise TypeError("metadata must be a mapping")

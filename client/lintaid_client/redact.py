@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing this module loads nothing but re and functools
@@ -302,7 +302,8 @@ def _compile() -> list[tuple[tuple[str, ...], tuple[str, ...], Callable[[str], s
     _ESCAPED_QUOTED = re.compile(r'(\\+")([^"\n]*?)(\\+")')
     name_hint = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "dsn", "cookie",
                  "conn", "sas", "pat")
-    rules = [(("-----BEGIN",), (), _pem_pass())]
+    rules: list[tuple[tuple[str, ...], tuple[str, ...], Callable[[str], str]]] = [
+        (("-----BEGIN",), (), _pem_pass())]
     for kind, anchors, lower_anchors, pattern, check in _FORMATS:
         rules.append((anchors, lower_anchors, _format_pass(kind, re.compile(pattern), check)))
     rules += [
@@ -379,7 +380,8 @@ def _pem_pass() -> Callable[[str], str]:
                 else:
                     stop = e.end()
             if stop is None:
-                stop = body.match(text, m.end()).end()
+                tail = body.match(text, m.end())
+                stop = tail.end() if tail is not None else m.end()
             out.append(text[pos:m.start()])
             out.append(replacement)
             pos = stop

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from .claims import Claim, canonical, extract_claims, has_correction_cue, normalize_value
-from .derive import Derived, RecordInput, RecordMeta, derive, derive_incremental, record_claims
+from .engine import REBUILD_BATCH, PolicyStore, derive, rebuild
 from .history import HISTORY_PHRASES, is_history_query, strip_history_phrases
+from .inputs import RecordInput, record_claims
 from .relations import (
     CONFIRMS,
     CONFLICT,
@@ -44,12 +45,12 @@ from .status import (
 
 __all__ = [
     "CONFIRMS", "CONFLICT", "CONFLICTED", "CONFLICTS_WITH", "CURRENT", "GENERIC_HEADINGS",
-    "HIDE", "HISTORY_PHRASES", "PROJECT", "SUBSTANCE_MIN_WORDS", "SUPERSEDED", "SUPERSEDES",
-    "ChainKey", "Claim", "ClaimRef", "ClaimState", "Derived", "RecordInput", "RecordMeta",
+    "HIDE", "HISTORY_PHRASES", "PROJECT", "REBUILD_BATCH", "SUBSTANCE_MIN_WORDS", "SUPERSEDED",
+    "SUPERSEDES", "ChainKey", "Claim", "ClaimRef", "ClaimState", "PolicyStore", "RecordInput",
     "RecordState", "Relation", "Span", "canonical", "chain_key", "chain_order", "claim_scope",
-    "claim_statuses", "classify", "derive", "derive_incremental", "explicit_relations",
+    "claim_statuses", "classify", "derive", "explicit_relations",
     "extract_claims", "frontmatter_end", "has_correction_cue", "heading_at", "headings",
     "is_generic_heading", "is_history_query", "normalize_value", "pseudo_claim_id",
-    "record_claims", "record_status", "relate_chain", "source_kind", "split_sentences",
+    "rebuild", "record_claims", "record_status", "relate_chain", "source_kind", "split_sentences",
     "strip_history_phrases", "substantive_words",
 ]

@@ -373,10 +373,10 @@ def _usage(sentence: str) -> Iterator[_Extracted]:
             continue
         if rx is _USES:
             subject, rep1 = clean(m.group(1))
-            tech_text, purpose = _split_purpose(m.group(2))
+            tech_text, for_what = _split_purpose(m.group(2))
             tech, rep2 = _value(tech_text)
-            if purpose:
-                subject = clean(purpose)[0]
+            if for_what:
+                subject = clean(for_what)[0]
         else:
             tech, rep1 = _value(m.group(1))
             subject, rep2 = clean(m.group(2))

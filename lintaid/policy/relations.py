@@ -144,9 +144,8 @@ def explicit_relations(links: list[tuple[str, str]],
         new_claims = claims_by_record.get(new_id, [])
         old_claims = claims_by_record.get(old_id, [])
         evidence = f"{new_id} explicitly supersedes {old_id}"
-        targets = [(c.claim_id, chain_key(c)) for c in old_claims] or [
-            (pseudo_claim_id(old_id), None)
-        ]
+        targets: list[tuple[str, ChainKey | None]] = [
+            (c.claim_id, chain_key(c)) for c in old_claims] or [(pseudo_claim_id(old_id), None)]
         for target_id, key in targets:
             source = next((c for c in new_claims if chain_key(c) == key), None)
             if source is None and new_claims:

@@ -21,6 +21,15 @@ MAX_QUERY_TERMS = 256
 _QUERY_SPECIALS = set('+-&|!(){}[]^"~*?:\\/<>=\'`')
 
 
+def millis(seconds: float | None) -> int:
+    """A time as the index holds it: whole milliseconds (i64); None is the far future.
+
+    Milliseconds, not seconds: two writes a few milliseconds apart must sort apart in ``as_of``
+    and expiry queries.
+    """
+    return I64_MAX if seconds is None else int(seconds * 1000)
+
+
 class TantivyIndex:
     """One index directory with one long-lived writer, owned by the writer thread."""
 

@@ -6,6 +6,10 @@ the writer). The index is derived, so it is brought in step by the store's own i
 after each commit: a Tantivy commit costs tens of milliseconds, and the writer need not wait
 for it before taking the next batch. The indexer reads committed rows only, and touches the
 index only; the writer clears the ``pending_index`` rows it reports done.
+
+The store persists; it derives nothing. The durable tables are migrated by name
+(``migrations.py``); the derived policy tables are read and written as rows
+(``derived_tables.py``) by the one policy engine, through ``lintaid.derivation``.
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ import tantivy
 from lintaid.capture.record import NewRecord, content_fingerprint, normalize_user
 from lintaid_client import paths
 
-from .derived import rebuild, refresh
-from .index import I64_MAX, TantivyIndex
-from .schema import DERIVED_TABLES, MEMORY_SCHEMA, SCHEMA_VERSION
-from .sqlite import connect, transaction
+from .derived_tables import DerivedTables
+from .index import TantivyIndex, millis
+from .migrations import migrate
+from .schema import DERIVED_VERSION_KEY, ensure_derived_schema, get_meta, set_meta
+from .sqlite import batches, connect, in_batches, transaction
 
-INDEX_VERSION = 3
+INDEX_VERSION = 4  # 4: created_at and expires_at in milliseconds
 log = structlog.get_logger("lintaid.store")
 
 
@@ -63,17 +68,15 @@ def _memory_schema() -> tantivy.Schema:
     return sb.build()
 
 
-def _seconds(value: float | None) -> int:
-    return I64_MAX if value is None else int(value)
-
-
 class MemoryStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         paths.ensure_state_dir(root)
         self.db_path = paths.memory_db_path(root)
         self._write = connect(self.db_path, durable=True)
-        rederive = self._migrate()
+        migrate(self._write)
+        ensure_derived_schema(self._write)
+        self.derived = DerivedTables(self._write)
         self._local = threading.local()
         self._changed: set[str] = set()  # records written by the batch in progress
         self._seq = self._write.execute(
@@ -87,29 +90,11 @@ class MemoryStore:
                 "INSERT OR IGNORE INTO pending_index(record_id, seq) SELECT id, 0 FROM records"
                 " WHERE forgotten_at IS NULL"
             )
-        if rederive:
-            with self.transaction():
-                rebuild(self._write, self.mark_dirty)
         self._index_pending(self._write)  # replay what a crash left behind, before serving
         self._clear_indexed()
         self._indexer = threading.Thread(target=self._index_loop, name="lintaid-indexer",
                                          daemon=True)
         self._indexer.start()
-
-    def _migrate(self) -> bool:
-        """Create the schema; drop derived tables of an older shape. True: derive them again."""
-        db = self._write
-        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        fresh = db.execute("SELECT name FROM sqlite_master WHERE name = 'records'").fetchone()
-        stale = fresh is not None and (row is None or int(row[0]) < SCHEMA_VERSION)
-        if stale:
-            for table in DERIVED_TABLES:
-                db.execute(f"DROP TABLE IF EXISTS {table}")
-        db.executescript(MEMORY_SCHEMA)
-        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
-                   (str(SCHEMA_VERSION),))
-        return stale
 
     # -- connections ---------------------------------------------------------------------
     def _read(self) -> sqlite3.Connection:
@@ -188,15 +173,27 @@ class MemoryStore:
         )
 
     def put(self, rec: NewRecord, actor: str) -> tuple[str, str]:
-        """Insert a record; return (id, event) with event ADD, NONE (already there) or FORGOTTEN."""
+        """Insert a record; return (id, event).
+
+        The event is ADD, NONE (already there), SUPERSEDE (already there, and the ``supersedes``
+        link it carries was new, so it was added) or FORGOTTEN.
+        """
         rid = rec.record_id
         user = normalize_user(rec.user_id)
         fingerprint = content_fingerprint(rec.content)
+        if rec.supersedes == rid:
+            raise StoreError("bad_request", "a memory cannot supersede itself")
         row = self._write.execute(
             "SELECT forgotten_at FROM records WHERE id = ?", (rid,)
         ).fetchone()
         if row is not None:
-            return rid, ("FORGOTTEN" if row["forgotten_at"] is not None else "NONE")
+            if row["forgotten_at"] is not None:
+                return rid, "FORGOTTEN"
+            if rec.supersedes:
+                self._require_visible(rec.supersedes, user)
+                if self._add_link(rid, rec.supersedes, user, actor):
+                    return rid, "SUPERSEDE"
+            return rid, "NONE"
         tomb = self._write.execute(
             "SELECT record_id FROM tombstones WHERE fingerprint = ? AND user_id = ?",
             (fingerprint, user),
@@ -209,27 +206,38 @@ class MemoryStore:
         self._write.execute(
             "INSERT INTO records(id, kind, source, user_id, provider, session_id, event, doc_type,"
             " cwd, branch, revision, paths, tools, metadata, file_hashes, content, content_hash,"
-            " created_at, updated_at, valid_at, expires_at, supersedes)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " created_at, updated_at, valid_at, expires_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (rid, rec.kind, rec.source, user, rec.provider, rec.session_id, rec.event,
              rec.doc_type, rec.cwd, rec.branch, rec.revision, json.dumps(rec.paths),
              json.dumps(rec.tools), json.dumps(rec.metadata),
              json.dumps(rec.file_hashes), rec.content, fingerprint,
-             rec.created_at, now, rec.valid_at, rec.expires_at, rec.supersedes),
+             rec.created_at, now, rec.valid_at, rec.expires_at),
         )
         self.audit(actor, "add", rid, user, None, rec.content,
                    {"supersedes": rec.supersedes} if rec.supersedes else None)
         if rec.supersedes:
-            self.audit(actor, "supersede", rec.supersedes, user, None, None, {"by": rid})
+            self._add_link(rid, rec.supersedes, user, actor)
         self.mark_dirty([rid])
         return rid, "ADD"
+
+    def _add_link(self, new_id: str, old_id: str, user_id: str, actor: str) -> bool:
+        """Hold "``new_id`` supersedes ``old_id``" beside any other link; False: already held."""
+        cur = self._write.execute(
+            "INSERT OR IGNORE INTO links(new_id, old_id, user_id, actor, at) VALUES (?,?,?,?,?)",
+            (new_id, old_id, user_id, actor, time.time()))
+        if not cur.rowcount:
+            return False
+        self.audit(actor, "supersede", old_id, user_id, None, None, {"by": new_id})
+        self.mark_dirty([new_id, old_id])
+        return True
 
     def _require_visible(self, record_id: str, user_id: str) -> sqlite3.Row:
         row = self._write.execute(
             "SELECT * FROM records WHERE id = ? AND user_id = ? AND forgotten_at IS NULL",
             (record_id, normalize_user(user_id)),
         ).fetchone()
-        if row is None:
+        if not isinstance(row, sqlite3.Row):
             raise StoreError("not_found", f"no memory {record_id!r}")
         return row
 
@@ -264,14 +272,16 @@ class MemoryStore:
                    {"reason": reason} if reason else None)
         self.mark_dirty([record_id])
 
-    def set_supersedes(self, new_id: str, old_id: str, user_id: str, actor: str) -> None:
+    def set_supersedes(self, new_id: str, old_id: str, user_id: str, actor: str) -> bool:
+        """Add the link "``new_id`` supersedes ``old_id``"; links are added, never replaced.
+
+        Returns False when the link was already held. Forgetting either end deactivates it.
+        """
         if new_id == old_id:
             raise StoreError("bad_request", "a memory cannot supersede itself")
         self._require_visible(old_id, user_id)
         new = self._require_visible(new_id, user_id)
-        self._write.execute("UPDATE records SET supersedes = ? WHERE id = ?", (old_id, new_id))
-        self.audit(actor, "supersede", old_id, new["user_id"], None, None, {"by": new_id})
-        self.mark_dirty([new_id, old_id])
+        return self._add_link(new_id, old_id, new["user_id"], actor)
 
     def expire(self, record_id: str, user_id: str, at: float | None, actor: str) -> None:
         row = self._require_visible(record_id, user_id)
@@ -280,10 +290,39 @@ class MemoryStore:
         self.audit(actor, "expire", record_id, row["user_id"], None, None, {"at": when})
         self.mark_dirty([record_id])
 
-    def refresh_derived(self) -> None:
-        """Recompute claims, relations and statuses touched by this batch (inside its transaction)."""
-        if self._changed:
-            refresh(self._write, set(self._changed), self.mark_dirty)
+    # -- what the policy engine reads (writer thread, write connection) -------------------------
+    def changed_ids(self) -> set[str]:
+        """Records written, edited, forgotten or linked by the batch in progress."""
+        return set(self._changed)
+
+    def policy_rows(self, ids: Iterable[str]) -> list[sqlite3.Row]:
+        """The records among ``ids`` that take part in the policy (not forgotten)."""
+        return in_batches(
+            self._write, "SELECT id, content, kind, user_id, created_at, valid_at FROM records"
+            " WHERE forgotten_at IS NULL AND id IN ({ids})", ids)
+
+    def link_rows(self, ids: Iterable[str]) -> list[sqlite3.Row]:
+        """Held links (new_id, old_id) with an end in ``ids`` and neither end forgotten."""
+        return in_batches(
+            self._write, "SELECT l.new_id, l.old_id FROM links l"
+            " JOIN records n ON n.id = l.new_id JOIN records o ON o.id = l.old_id"
+            " WHERE (l.new_id IN ({ids}) OR l.old_id IN ({ids})) AND l.new_id != l.old_id"
+            " AND n.forgotten_at IS NULL AND o.forgotten_at IS NULL", ids)
+
+    def live_ids(self) -> list[str]:
+        return [r[0] for r in self._write.execute(
+            "SELECT id FROM records WHERE forgotten_at IS NULL ORDER BY id")]
+
+    def derived_version(self) -> str | None:
+        return get_meta(self._write, DERIVED_VERSION_KEY)
+
+    def set_derived_version(self, version: str) -> None:
+        set_meta(self._write, DERIVED_VERSION_KEY, version)
+
+    def index_now(self) -> None:
+        """Bring the index in step on this thread: only before the writer starts."""
+        self._index_pending(self._write)
+        self._clear_indexed()
 
     # -- index (writer thread) -------------------------------------------------------------
     def request_index(self, on_indexed: Callable[[], None]) -> None:
@@ -323,21 +362,20 @@ class MemoryStore:
             return 0
         docs: list[tuple[str, dict[str, Any] | None]] = []
         ids = [rid for rid, _ in pending]
-        for chunk in _chunks(ids, 500):
-            marks = ",".join("?" * len(chunk))
+        for chunk in batches(ids, 500):
             rows = {
-                r["id"]: r for r in conn.execute(
-                    "SELECT r.id, r.content, r.user_id, r.kind, r.created_at, r.expires_at,"
+                r["id"]: r for r in in_batches(
+                    conn, "SELECT r.id, r.content, r.user_id, r.kind, r.created_at, r.expires_at,"
                     " r.forgotten_at, COALESCE(s.status, 'current') AS status"
-                    f" FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
-                    f" WHERE r.id IN ({marks})", chunk)
+                    " FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
+                    " WHERE r.id IN ({ids})", chunk)
             }
             retired: dict[str, list[tuple[int, int]]] = {}
             current: dict[str, list[str]] = {}
-            for r in conn.execute(
-                "SELECT c.record_id, c.start, c.end, c.subject, c.value,"
+            for r in in_batches(
+                conn, "SELECT c.record_id, c.start, c.end, c.subject, c.value,"
                 " COALESCE(s.status, 'current') AS status FROM claims c LEFT JOIN claim_state s"
-                f" ON s.claim_id = c.claim_id WHERE c.record_id IN ({marks})", chunk,
+                " ON s.claim_id = c.claim_id WHERE c.record_id IN ({ids})", chunk,
             ):
                 if r["status"] == "superseded":
                     retired.setdefault(r[0], []).append((r[1], r[2]))
@@ -353,8 +391,8 @@ class MemoryStore:
                     "content_all": row["content"], "claims": " ; ".join(current.get(rid, [])),
                     "user_id": row["user_id"],
                     "status": row["status"], "kind": row["kind"],
-                    "created_at": int(row["created_at"]),
-                    "expires_at": _seconds(row["expires_at"]),
+                    "created_at": millis(row["created_at"]),
+                    "expires_at": millis(row["expires_at"]),
                 }))
         self.index.replace("id", docs)
         self.index.commit()
@@ -364,61 +402,54 @@ class MemoryStore:
 
     # -- reads (any thread) ----------------------------------------------------------------
     def get_rows(self, ids: list[str]) -> dict[str, sqlite3.Row]:
-        out: dict[str, sqlite3.Row] = {}
-        conn = self._read()
-        for chunk in _chunks(ids, 500):
-            marks = ",".join("?" * len(chunk))
-            for row in conn.execute(
-                "SELECT r.*, COALESCE(s.status, 'current') AS state, s.superseded_by,"
-                " s.confidence, s.evidence AS state_evidence FROM records r"
-                f" LEFT JOIN record_state s ON s.record_id = r.id WHERE r.id IN ({marks})",
-                chunk,
-            ):
-                out[row["id"]] = row
-        return out
+        # ``supersedes``: the record's latest explicit link (it may hold several).
+        return {row["id"]: row for row in in_batches(
+            self._read(),
+            "SELECT r.*, (SELECT l.old_id FROM links l WHERE l.new_id = r.id"
+            " ORDER BY l.at DESC, l.old_id LIMIT 1) AS supersedes,"
+            " COALESCE(s.status, 'current') AS state, s.superseded_by,"
+            " s.confidence, s.evidence AS state_evidence FROM records r"
+            " LEFT JOIN record_state s ON s.record_id = r.id WHERE r.id IN ({ids})", ids)}
 
     def claims_for(self, ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
-        conn = self._read()
-        for chunk in _chunks(ids, 500):
-            marks = ",".join("?" * len(chunk))
-            for row in conn.execute(
-                "SELECT c.*, COALESCE(s.status, 'current') AS status, s.superseded_by_claim,"
-                " s.superseded_by_record, s.confidence, nc.value AS replaced_by_value"
-                " FROM claims c LEFT JOIN claim_state s ON s.claim_id = c.claim_id"
-                " LEFT JOIN claims nc ON nc.claim_id = s.superseded_by_claim"
-                f" WHERE c.record_id IN ({marks}) ORDER BY c.record_id, c.start",
-                chunk,
-            ):
-                out[row["record_id"]].append({
-                    "claim_id": row["claim_id"], "subject": row["subject"],
-                    "predicate": row["predicate"], "value": row["value"],
-                    "evidence": row["evidence"], "start": row["start"], "end": row["end"],
-                    "scope": row["scope"], "effective_at": row["effective_at"],
-                    "record_id": row["record_id"], "status": row["status"],
-                    "superseded_by": row["superseded_by_record"],
-                    "superseded_by_claim": row["superseded_by_claim"],
-                    "replaced_by_value": row["replaced_by_value"],
-                })
+        rows = in_batches(
+            self._read(),
+            "SELECT c.*, COALESCE(s.status, 'current') AS status, s.superseded_by_claim,"
+            " s.superseded_by_record, s.confidence, nc.value AS replaced_by_value"
+            " FROM claims c LEFT JOIN claim_state s ON s.claim_id = c.claim_id"
+            " LEFT JOIN claims nc ON nc.claim_id = s.superseded_by_claim"
+            " WHERE c.record_id IN ({ids})", ids)
+        for row in sorted(rows, key=lambda r: (r["record_id"], r["start"], r["n"])):
+            out[row["record_id"]].append({
+                "claim_id": row["claim_id"], "subject": row["subject"],
+                "predicate": row["predicate"], "value": row["value"],
+                "evidence": row["evidence"], "start": row["start"], "end": row["end"],
+                "scope": row["scope"], "effective_at": row["effective_at"],
+                "record_id": row["record_id"], "status": row["status"],
+                "superseded_by": row["superseded_by_record"],
+                "superseded_by_claim": row["superseded_by_claim"],
+                "replaced_by_value": row["replaced_by_value"],
+            })
         return out
 
     def relations_for(self, ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
-        conn = self._read()
-        for chunk in _chunks(ids, 250):
-            marks = ",".join("?" * len(chunk))
-            for row in conn.execute(
-                f"SELECT * FROM relations WHERE source_record IN ({marks})"
-                f" OR target_record IN ({marks})", chunk + chunk,
-            ):
-                for rid, other, role in ((row["source_record"], row["target_record"], "source"),
-                                         (row["target_record"], row["source_record"], "target")):
-                    if rid in out:
-                        out[rid].append({
-                            "kind": row["kind"], "other_id": other, "role": role,
-                            "confidence": row["confidence"], "method": row["method"],
-                            "evidence": row["evidence"],
-                        })
+        seen: set[tuple[str, str, str]] = set()
+        for row in in_batches(self._read(), "SELECT * FROM relations WHERE source_record IN"
+                              " ({ids}) OR target_record IN ({ids})", ids):
+            key = (row["source_claim"], row["kind"], row["target_claim"])
+            if key in seen:  # matched in two batches
+                continue
+            seen.add(key)
+            for rid, other, role in ((row["source_record"], row["target_record"], "source"),
+                                     (row["target_record"], row["source_record"], "target")):
+                if rid in out:
+                    out[rid].append({
+                        "kind": row["kind"], "other_id": other, "role": role,
+                        "confidence": row["confidence"], "method": row["method"],
+                        "evidence": row["evidence"],
+                    })
         return out
 
     def visible_row(self, record_id: str, user_id: str) -> sqlite3.Row | None:
@@ -487,8 +518,3 @@ def _blank(text: str, spans: list[tuple[int, int]]) -> str:
         at = max(at, end)
     out.append(text[at:])
     return " ".join(out)
-
-
-def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
-    for i in range(0, len(items), size):
-        yield items[i:i + size]

@@ -1,41 +1,22 @@
-"""memory.db schema: the durable source of truth and the derived policy tables."""
+"""The derived policy tables, the same shape in memory.db and workspace.db.
 
-MEMORY_SCHEMA = """
--- memory.db: the durable source of truth. Derived tables (claims, relations, *_state) are
--- recomputed from records; held decisions (supersedes, forgotten_at, tombstones) are not.
-CREATE TABLE IF NOT EXISTS records (
-    id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    source TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    provider TEXT,
-    session_id TEXT,
-    event TEXT,
-    doc_type TEXT,
-    cwd TEXT,
-    branch TEXT,
-    revision TEXT,
-    paths TEXT NOT NULL DEFAULT '[]',
-    tools TEXT NOT NULL DEFAULT '[]',
-    metadata TEXT NOT NULL DEFAULT '{}',
-    file_hashes TEXT NOT NULL DEFAULT '{}',
-    content TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    valid_at REAL,
-    expires_at REAL,
-    supersedes TEXT,
-    forgotten_at REAL,
-    forgotten_reason TEXT
-);
-CREATE INDEX IF NOT EXISTS records_user ON records(user_id, created_at);
-CREATE INDEX IF NOT EXISTS records_supersedes ON records(supersedes);
+A record id is a memory record's id in memory.db and a file's path in workspace.db. Everything
+here is derived by the one policy engine and may be thrown away: when this text changes, the
+tables are dropped and created again (``ensure_derived_schema``) and then derived again.
+"""
 
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from typing import Final
+
+DERIVED_SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS claims (
     claim_id TEXT PRIMARY KEY,
     record_id TEXT NOT NULL,
     n INTEGER NOT NULL,
+    created_at REAL NOT NULL,  -- the record's, when extracted: the claim's order in a chain
     source_kind TEXT NOT NULL,
     scope TEXT NOT NULL,
     subject TEXT NOT NULL,
@@ -53,6 +34,7 @@ CREATE INDEX IF NOT EXISTS claims_chain ON claims(scope, subject, predicate);
 
 CREATE TABLE IF NOT EXISTS relations (
     chain TEXT,  -- the chain key for inferred relations; NULL for explicit links
+    n INTEGER NOT NULL,  -- order within its chain, or within its explicit link
     source_claim TEXT NOT NULL,
     target_claim TEXT NOT NULL,
     source_record TEXT NOT NULL,
@@ -65,6 +47,8 @@ CREATE TABLE IF NOT EXISTS relations (
 );
 CREATE INDEX IF NOT EXISTS relations_source ON relations(source_record);
 CREATE INDEX IF NOT EXISTS relations_target ON relations(target_record);
+CREATE INDEX IF NOT EXISTS relations_source_claim ON relations(source_claim);
+CREATE INDEX IF NOT EXISTS relations_target_claim ON relations(target_claim);
 CREATE INDEX IF NOT EXISTS relations_chain ON relations(chain);
 
 CREATE TABLE IF NOT EXISTS claim_state (
@@ -84,40 +68,38 @@ CREATE TABLE IF NOT EXISTS record_state (
     confidence REAL,
     evidence TEXT
 );
-
-CREATE TABLE IF NOT EXISTS audit (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    at REAL NOT NULL,
-    actor TEXT NOT NULL,
-    op TEXT NOT NULL,
-    target TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    before_hash TEXT,
-    after_hash TEXT,
-    before_content TEXT,
-    after_content TEXT,
-    detail TEXT
-);
-CREATE INDEX IF NOT EXISTS audit_target ON audit(target, seq);
-
-CREATE TABLE IF NOT EXISTS tombstones (
-    fingerprint TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    record_id TEXT NOT NULL,
-    at REAL NOT NULL,
-    reason TEXT,
-    PRIMARY KEY (fingerprint, user_id)
-);
-
--- Records whose index entry must be rewritten; filled in the same transaction as the change
--- (seq grows with every mark), emptied once the index commit holding that seq is durable,
--- replayed at start after a crash.
-CREATE TABLE IF NOT EXISTS pending_index (record_id TEXT PRIMARY KEY, seq INTEGER NOT NULL);
-
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
-SCHEMA_VERSION = 2
-"""Bumped when a derived table changes shape: those tables are dropped and derived again."""
+DERIVED_TABLES: Final = ("claims", "relations", "claim_state", "record_state")
+META: Final = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+DERIVED_VERSION_KEY: Final = "derived_version"
+_SHAPE_KEY: Final = "derived_schema"
 
-DERIVED_TABLES = ("claims", "relations", "claim_state", "record_state", "pending_index")
+
+def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str | None) -> None:
+    if value is None:
+        conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+    else:
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+
+def ensure_derived_schema(conn: sqlite3.Connection) -> bool:
+    """Create the derived tables; drop them first when their shape changed. True: dropped.
+
+    Dropping also forgets the derived-state version, so the owner derives them again.
+    """
+    conn.execute(META)
+    shape = hashlib.sha256(DERIVED_SCHEMA.encode()).hexdigest()[:16]
+    dropped = get_meta(conn, _SHAPE_KEY) != shape
+    if dropped:
+        for table in DERIVED_TABLES:
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+        set_meta(conn, DERIVED_VERSION_KEY, None)
+    conn.executescript(DERIVED_SCHEMA)
+    set_meta(conn, _SHAPE_KEY, shape)
+    return dropped

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 def connect(path: Path, *, durable: bool) -> sqlite3.Connection:
@@ -48,3 +51,34 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     except sqlite3.Error:
         rollback(conn)
         raise
+
+
+VARIABLE_BUDGET = 900
+"""Bound parameters per statement an ``IN`` list may use: under the 999 of older SQLite builds."""
+
+
+def batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def in_batches(conn: sqlite3.Connection, sql: str, ids: Iterable[Any],
+               params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    """Run ``sql`` once per batch of ``ids``, each ``{ids}`` in it standing for ``(?, ?, ...)``.
+
+    Every ``IN`` list in the stores goes through here, so no statement ever binds more
+    variables than SQLite allows (32,766 by default, 999 on some builds). ``params`` are bound
+    before the list(s); the rows of all batches are returned in batch order.
+    """
+    items = list(dict.fromkeys(ids))
+    if not items:
+        return []
+    lists = sql.count("{ids}")
+    if lists < 1:
+        raise ValueError("sql must hold an {ids} placeholder")
+    size = max(1, (VARIABLE_BUDGET - len(params)) // lists)
+    out: list[sqlite3.Row] = []
+    for part in batches(items, size):
+        marks = ",".join("?" * len(part))
+        out.extend(conn.execute(sql.replace("{ids}", marks), [*params, *(list(part) * lists)]))
+    return out

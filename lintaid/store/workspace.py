@@ -4,20 +4,25 @@ Everything here is derived from the project's files and may be thrown away: a mi
 old-schema index is rebuilt from workspace.db, and an old-schema workspace.db is emptied (the next
 reconcile re-reads the files). It never touches memory.db.
 
-Threading: ``apply``, ``flush_index``, ``rebuild_policy`` and ``close`` run on the writer thread
-only; the read methods run on any thread, each on its own connection (WAL keeps them beside the
-writer). A change is written to SQLite together with a ``pending_index`` row in one transaction;
-``flush_index`` then brings the index in step and clears the rows, so a crash between the two is
-replayed at the next start.
+The store persists rows; it derives nothing. Files' policy state lives in the same derived
+tables as memory.db's (``schema.DERIVED_SCHEMA``, a file's path as its record id), written by
+the one policy engine through ``lintaid.derivation``.
+
+Threading: ``transaction``, ``apply``, ``mark_pending``, ``flush_index`` and ``close`` run on the
+writer thread only; the read methods run on any thread, each on its own connection (WAL keeps
+them beside the writer). A change is written to SQLite together with a ``pending_index`` row in
+one transaction; ``flush_index`` then brings the index in step and clears the rows, so a crash
+between the two is replayed at the next start.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,17 +30,18 @@ from typing import Any, Final
 
 import tantivy
 
-from lintaid.policy import CURRENT, SUPERSEDED, RecordState
-from lintaid.workspace.chunking import Chunk
-from lintaid.workspace.states import PolicyFile, PolicyState, link_candidates
 from lintaid_client import paths
 
+from .derived_tables import DerivedTables
 from .index import TantivyIndex, boolean
-from .sqlite import connect, transaction
+from .schema import DERIVED_SCHEMA, DERIVED_VERSION_KEY, get_meta, set_meta
+from .sqlite import batches, connect, in_batches, transaction
 
 INDEX_VERSION: Final = 1
-DB_VERSION: Final = "1"
+DB_VERSION: Final = "2"  # 2: the shared derived tables replace file_state; file_links
 SEARCH_FIELDS: Final = ["text", "heading"]
+CURRENT: Final = "current"
+SUPERSEDED: Final = "superseded"
 
 WORKSPACE_SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS files (
@@ -57,18 +63,18 @@ CREATE TABLE IF NOT EXISTS chunks (
     sha256 TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
--- Derived from the policy engine; a file without a row is current.
-CREATE TABLE IF NOT EXISTS file_state (
-    path TEXT PRIMARY KEY,
-    status TEXT NOT NULL,
-    superseded_by TEXT,
-    confidence REAL,
-    evidence TEXT
+-- A file's frontmatter ``supersedes:`` targets, in resolution order (n from 0).
+CREATE TABLE IF NOT EXISTS file_links (
+    path TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    candidate TEXT NOT NULL,
+    PRIMARY KEY (path, n)
 );
+CREATE INDEX IF NOT EXISTS file_links_candidate ON file_links(candidate);
 CREATE TABLE IF NOT EXISTS pending_index (path TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_TABLES: Final = ("files", "chunks", "file_state", "pending_index", "meta")
+_SHAPE: Final = hashlib.sha256((WORKSPACE_SCHEMA + DERIVED_SCHEMA).encode()).hexdigest()[:12]
 
 
 def _workspace_schema() -> tantivy.Schema:
@@ -82,6 +88,16 @@ def _workspace_schema() -> tantivy.Schema:
     return sb.build()
 
 
+@dataclass(frozen=True)
+class ChunkRow:
+    chunk_id: str
+    start_line: int
+    end_line: int
+    heading: str | None
+    text: str
+    sha256: str
+
+
 @dataclass
 class FileUpdate:
     """One file as read from disk, chunked and hashed off the writer thread."""
@@ -90,9 +106,10 @@ class FileUpdate:
     size: int
     mtime_ns: int
     sha256: str
-    chunks: list[Chunk]
+    chunks: list[ChunkRow]
     frontmatter: dict[str, Any] = field(default_factory=dict)
-    policy_text: str | None = None
+    policy_text: str | None = None  # what the policy reads; None: the file takes no part
+    links: tuple[str, ...] = ()  # frontmatter ``supersedes:`` targets, in resolution order
     read_at: float = field(default_factory=time.time)  # before the read: see ``racy``
 
 
@@ -117,7 +134,12 @@ class ApplyResult:
     changed: list[str] = field(default_factory=list)  # content differs
     touched: list[str] = field(default_factory=list)  # same content, new size/mtime
     removed: list[str] = field(default_factory=list)
-    restated: list[str] = field(default_factory=list)  # policy status changed
+    restated: list[str] = field(default_factory=list)  # policy state changed
+
+    @property
+    def written(self) -> list[str]:
+        """Every path whose row was written or deleted."""
+        return [*self.added, *self.changed, *self.touched, *self.removed]
 
     def merge(self, other: ApplyResult) -> None:
         for name in ("added", "changed", "touched", "removed", "restated"):
@@ -125,16 +147,18 @@ class ApplyResult:
 
 
 class WorkspaceStore:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, derived_version: str | None = None) -> None:
+        """``derived_version``: the policy rules' version; workspace.db derived under other
+        rules is emptied (as on a schema change), and the next reconcile re-reads the files."""
         self.root = root
         paths.ensure_state_dir(root)
         self.db_path = paths.workspace_db_path(root)
         self._write = connect(self.db_path, durable=False)
-        self._migrate()
+        self._migrate(derived_version)
+        self.derived = DerivedTables(self._write)
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
-        self._policy: PolicyState | None = None
         self.closed = False
         self.index = TantivyIndex(paths.index_dir(root, "workspace"), _workspace_schema,
                                   INDEX_VERSION)
@@ -142,18 +166,24 @@ class WorkspaceStore:
             self._write.execute("INSERT OR IGNORE INTO pending_index SELECT path FROM files")
         self.dirty = self._write.execute("SELECT 1 FROM pending_index LIMIT 1").fetchone() is not None
 
-    def _migrate(self) -> None:
-        """Derived data: on another schema version, start empty instead of migrating."""
-        self._write.executescript(WORKSPACE_SCHEMA)
-        row = self._write.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-        if row is not None and row[0] == DB_VERSION:
-            return
-        if row is not None:
-            for table in _TABLES:
-                self._write.execute(f"DROP TABLE IF EXISTS {table}")
-            self._write.executescript(WORKSPACE_SCHEMA)
-        self._write.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('version', ?)",
-                            (DB_VERSION,))
+    def _migrate(self, derived_version: str | None) -> None:
+        """Derived data: on another schema or rules version, start empty instead of migrating."""
+        db = self._write
+        db.executescript(WORKSPACE_SCHEMA)
+        version = get_meta(db, "version")
+        rules = get_meta(db, DERIVED_VERSION_KEY)
+        if version is not None and (version != f"{DB_VERSION}:{_SHAPE}" or (
+                derived_version is not None and rules != derived_version)):
+            tables = [r[0] for r in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+                " AND name NOT LIKE 'sqlite_%'")]
+            for table in tables:
+                db.execute(f"DROP TABLE IF EXISTS {table}")
+            db.executescript(WORKSPACE_SCHEMA)
+        db.executescript(DERIVED_SCHEMA)
+        set_meta(db, "version", f"{DB_VERSION}:{_SHAPE}")
+        if derived_version is not None:
+            set_meta(db, DERIVED_VERSION_KEY, derived_version)
 
     # -- connections ---------------------------------------------------------------------------
     def _read(self) -> sqlite3.Connection:
@@ -165,7 +195,8 @@ class WorkspaceStore:
                 self._readers.append(conn)
         return conn
 
-    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        """Writer thread: ``apply``, the policy engine's writes and ``mark_pending`` in one."""
         return transaction(self._write)
 
     def close(self) -> None:
@@ -183,36 +214,28 @@ class WorkspaceStore:
             for conn in readers:
                 conn.close()
 
-    # -- writes (writer thread) ----------------------------------------------------------------
+    # -- writes (writer thread, inside ``transaction``) ------------------------------------------
     def apply(self, updates: Iterable[FileUpdate], removed: Iterable[str]) -> ApplyResult:
-        """Upsert ``updates`` and delete ``removed`` in one transaction, with their policy.
+        """Upsert ``updates`` and delete ``removed``; the caller derives their policy state.
 
         Upserting a file replaces its chunks only; nothing else in the store is cleared. A file
         whose content hash is unchanged keeps its chunks and only gets its new size and mtime
         (which still matters to the policy: the mtime is the file's effective time).
         """
         result = ApplyResult()
-        policy = self._ensure_policy()
-        try:
-            with self._transaction() as db:
-                changed = self._upsert(db, updates, result)
-                gone = self._delete(db, removed, result)
-                self._write_states(db, policy.update(changed, gone), result)
-        except BaseException:
-            self._policy = None  # the engine ran ahead of a rolled-back transaction: re-derive
-            raise
-        if result.added or result.changed or result.touched or result.removed:
+        db = self._write
+        self._upsert(db, updates, result)
+        self._delete(db, removed, result)
+        if result.written:
             self.dirty = True
         return result
 
     def _upsert(self, db: sqlite3.Connection, updates: Iterable[FileUpdate],
-                result: ApplyResult) -> list[PolicyFile]:
-        changed: list[PolicyFile] = []
+                result: ApplyResult) -> None:
         for up in updates:
-            old = db.execute("SELECT sha256, mtime_ns, size, policy_text FROM files"
-                             " WHERE path = ?", (up.path,)).fetchone()
-            same_content = old is not None and old["sha256"] == up.sha256
-            if same_content:
+            old = db.execute("SELECT sha256, mtime_ns, size FROM files WHERE path = ?",
+                             (up.path,)).fetchone()
+            if old is not None and old["sha256"] == up.sha256:
                 if old["mtime_ns"] == up.mtime_ns and old["size"] == up.size:
                     continue
                 db.execute("UPDATE files SET size = ?, mtime_ns = ?, indexed_at = ?"
@@ -232,77 +255,61 @@ class WorkspaceStore:
                     (up.path, up.size, up.mtime_ns, up.sha256, up.read_at,
                      json.dumps(up.frontmatter, sort_keys=True), up.policy_text),
                 )
+                db.execute("DELETE FROM file_links WHERE path = ?", (up.path,))
+                db.executemany("INSERT INTO file_links(path, n, candidate) VALUES (?,?,?)",
+                               [(up.path, n, c) for n, c in enumerate(up.links)])
                 (result.changed if old is not None else result.added).append(up.path)
             db.execute("INSERT OR IGNORE INTO pending_index(path) VALUES (?)", (up.path,))
-            text = old["policy_text"] if same_content else up.policy_text
-            changed.append(PolicyFile(up.path, up.mtime_ns / 1e9, text,
-                                      tuple(link_candidates(up.path, up.frontmatter))))
-        return changed
 
     def _delete(self, db: sqlite3.Connection, removed: Iterable[str],
-                result: ApplyResult) -> list[str]:
-        gone: list[str] = []
+                result: ApplyResult) -> None:
         for path in dict.fromkeys(removed):
             cur = db.execute("DELETE FROM files WHERE path = ?", (path,))
             db.execute("DELETE FROM chunks WHERE path = ?", (path,))
-            db.execute("DELETE FROM file_state WHERE path = ?", (path,))
+            db.execute("DELETE FROM file_links WHERE path = ?", (path,))
             if cur.rowcount:
                 db.execute("INSERT OR IGNORE INTO pending_index(path) VALUES (?)", (path,))
                 result.removed.append(path)
-                gone.append(path)
-        return gone
 
-    def reindex_all(self) -> list[str]:
-        """Rewrite every index entry and re-derive every state (``reindex --full``)."""
+    def mark_pending(self, paths_: Iterable[str]) -> None:
+        """Have these files' index entries rewritten (their policy state changed)."""
+        rows = [(p,) for p in paths_]
+        if rows:
+            self._write.executemany("INSERT OR IGNORE INTO pending_index(path) VALUES (?)", rows)
+            self.dirty = True
+
+    def reindex_all(self) -> None:
+        """Have every index entry rewritten (``reindex --full``)."""
         self._write.execute("INSERT OR IGNORE INTO pending_index SELECT path FROM files")
         self.dirty = True
-        return self.rebuild_policy()
 
-    def _write_states(self, db: sqlite3.Connection, states: dict[str, RecordState],
-                      result: ApplyResult) -> None:
-        for path, state in sorted(states.items()):
-            if state.status == CURRENT:
-                cur = db.execute("DELETE FROM file_state WHERE path = ?", (path,))
-            else:
-                cur = db.execute(
-                    "INSERT OR REPLACE INTO file_state(path, status, superseded_by, confidence,"
-                    " evidence) SELECT ?,?,?,?,? WHERE EXISTS"
-                    " (SELECT 1 FROM files WHERE path = ?)",
-                    (path, state.status, state.superseded_by, state.confidence, state.evidence,
-                     path),
-                )
-            if cur.rowcount:
-                db.execute("INSERT OR IGNORE INTO pending_index(path) VALUES (?)", (path,))
-                result.restated.append(path)
-                self.dirty = True
+    # -- what the policy engine reads (writer thread) --------------------------------------------
+    def file_rows(self, rels: Iterable[str]) -> list[sqlite3.Row]:
+        return in_batches(self._write, "SELECT path, mtime_ns, policy_text FROM files"
+                          " WHERE path IN ({ids})", rels)
 
-    def _ensure_policy(self) -> PolicyState:
-        if self._policy is None:
-            self.rebuild_policy()
-        assert self._policy is not None
-        return self._policy
+    def existing(self, rels: Iterable[str]) -> set[str]:
+        return {r[0] for r in in_batches(self._write, "SELECT path FROM files"
+                                         " WHERE path IN ({ids})", rels)}
 
-    def rebuild_policy(self) -> list[str]:
-        """Derive every file's state from scratch and store the differences; return them."""
-        rows = self._write.execute(
-            "SELECT path, mtime_ns, frontmatter, policy_text FROM files").fetchall()
-        policy = PolicyState()
-        policy.rebuild(
-            PolicyFile(r["path"], r["mtime_ns"] / 1e9, r["policy_text"],
-                       tuple(link_candidates(r["path"], json.loads(r["frontmatter"]))))
-            for r in rows
-        )
-        self._policy = policy
-        wanted = policy.states()
-        stored = {r["path"]: RecordState(r["status"], r["superseded_by"], r["confidence"],
-                                         r["evidence"] or "")
-                  for r in self._write.execute("SELECT * FROM file_state")}
-        diff = {p: s for p, s in wanted.items() if stored.get(p) != s}
-        diff.update({p: RecordState(CURRENT) for p in stored if p not in wanted})
-        result = ApplyResult()
-        with self._transaction() as db:
-            self._write_states(db, diff, result)
-        return result.restated
+    def link_candidates(self, sources: Iterable[str]) -> dict[str, list[str]]:
+        """Each source file's ``supersedes:`` targets, in resolution order."""
+        out: dict[str, list[str]] = {}
+        rows = in_batches(self._write, "SELECT path, n, candidate FROM file_links"
+                          " WHERE path IN ({ids})", sources)
+        for row in sorted(rows, key=lambda r: (r["path"], r["n"])):
+            out.setdefault(row["path"], []).append(row["candidate"])
+        return out
+
+    def sources_naming(self, rels: Iterable[str]) -> set[str]:
+        """Files that name any of ``rels`` as a ``supersedes:`` target."""
+        return {r[0] for r in in_batches(self._write, "SELECT DISTINCT path FROM file_links"
+                                         " WHERE candidate IN ({ids})", rels)}
+
+    def policy_paths(self) -> list[str]:
+        """Files with policy text: every file that takes part other than as a link target."""
+        return [r[0] for r in self._write.execute(
+            "SELECT path FROM files WHERE policy_text IS NOT NULL ORDER BY path")]
 
     # -- index (writer thread) -----------------------------------------------------------------
     def flush_index(self) -> int:
@@ -311,14 +318,12 @@ class WorkspaceStore:
         if not pending:
             self.dirty = False
             return 0
-        for part in _parts(pending, 500):
-            marks = ",".join("?" * len(part))
-            rows = self._write.execute(
-                "SELECT c.chunk_id, c.path, c.heading, c.text, f.mtime_ns,"
+        for part in batches(pending, 500):
+            rows = in_batches(
+                self._write, "SELECT c.chunk_id, c.path, c.heading, c.text, f.mtime_ns,"
                 " COALESCE(s.status, 'current') AS status FROM chunks c"
-                " JOIN files f ON f.path = c.path LEFT JOIN file_state s ON s.path = c.path"
-                f" WHERE c.path IN ({marks})", part,
-            ).fetchall()
+                " JOIN files f ON f.path = c.path LEFT JOIN record_state s"
+                " ON s.record_id = c.path WHERE c.path IN ({ids})", part)
             self.index.replace("path", [(p, None) for p in part])
             self.index.replace("chunk_id", [(r["chunk_id"], {
                 "chunk_id": r["chunk_id"], "path": r["path"], "text": r["text"],
@@ -338,16 +343,9 @@ class WorkspaceStore:
                     "SELECT path, size, mtime_ns, sha256, indexed_at FROM files")}
 
     def fingerprints_for(self, rels: list[str]) -> dict[str, Fingerprint]:
-        out: dict[str, Fingerprint] = {}
-        for part in _parts(rels, 500):
-            marks = ",".join("?" * len(part))
-            for r in self._read().execute(
-                "SELECT path, size, mtime_ns, sha256, indexed_at FROM files"
-                f" WHERE path IN ({marks})", part,
-            ):
-                out[r["path"]] = Fingerprint(r["size"], r["mtime_ns"], r["sha256"],
-                                             r["indexed_at"])
-        return out
+        return {r["path"]: Fingerprint(r["size"], r["mtime_ns"], r["sha256"], r["indexed_at"])
+                for r in in_batches(self._read(), "SELECT path, size, mtime_ns, sha256,"
+                                    " indexed_at FROM files WHERE path IN ({ids})", rels)}
 
     def paths_under(self, folder: str) -> list[str]:
         """Stored paths inside ``folder`` (relative, posix; "" is the root)."""
@@ -360,7 +358,7 @@ class WorkspaceStore:
     def counts(self) -> dict[str, int]:
         conn = self._read()
         states = dict(conn.execute(
-            "SELECT status, COUNT(*) FROM file_state GROUP BY status").fetchall())
+            "SELECT status, COUNT(*) FROM record_state GROUP BY status").fetchall())
         return {
             "files": conn.execute("SELECT COUNT(*) FROM files").fetchone()[0],
             "chunks": conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0],
@@ -370,8 +368,9 @@ class WorkspaceStore:
         }
 
     def file_state(self, rel: str) -> dict[str, Any]:
-        row = self._read().execute("SELECT * FROM file_state WHERE path = ?", (rel,)).fetchone()
-        if row is None:
+        row = self._read().execute("SELECT * FROM record_state WHERE record_id = ?",
+                                   (rel,)).fetchone()
+        if row is None or row["status"] == CURRENT:
             return {"status": CURRENT, "superseded_by": None, "confidence": None, "evidence": None}
         return {k: row[k] for k in ("status", "superseded_by", "confidence", "evidence")}
 
@@ -389,8 +388,8 @@ class WorkspaceStore:
         result = searcher.search(boolean(base + policy), limit=limit, count=True)
         hidden = 0
         if policy:
-            hidden = searcher.search(boolean(base), limit=1, count=True).count - result.count
-        scored = [(searcher.doc(addr).get_first("chunk_id"), float(score))
+            hidden = _count(searcher.search(boolean(base), limit=1, count=True)) - _count(result)
+        scored = [(str(searcher.doc(addr).get_first("chunk_id")), float(score))
                   for score, addr in result.hits]
         rows = self._chunk_rows([cid for cid, _ in scored])
         hits = []
@@ -402,17 +401,16 @@ class WorkspaceStore:
         return hits, max(hidden, 0)
 
     def _chunk_rows(self, chunk_ids: list[str]) -> dict[str, sqlite3.Row]:
-        out: dict[str, sqlite3.Row] = {}
-        for part in _parts(chunk_ids, 500):
-            marks = ",".join("?" * len(part))
-            for row in self._read().execute(
-                "SELECT c.*, f.mtime_ns, COALESCE(s.status, 'current') AS status,"
-                " s.superseded_by, s.confidence, s.evidence FROM chunks c"
-                " JOIN files f ON f.path = c.path LEFT JOIN file_state s ON s.path = c.path"
-                f" WHERE c.chunk_id IN ({marks})", part,
-            ):
-                out[row["chunk_id"]] = row
-        return out
+        return {row["chunk_id"]: row for row in in_batches(
+            self._read(), "SELECT c.*, f.mtime_ns, COALESCE(s.status, 'current') AS status,"
+            " s.superseded_by, s.confidence, s.evidence FROM chunks c"
+            " JOIN files f ON f.path = c.path LEFT JOIN record_state s ON s.record_id = c.path"
+            " WHERE c.chunk_id IN ({ids})", chunk_ids)}
+
+
+def _count(result: tantivy.SearchResult) -> int:
+    """The number of matching documents (asked for with ``count=True``; not in the stubs)."""
+    return int(result.count)  # type: ignore[attr-defined]
 
 
 def _hit(row: sqlite3.Row, score: float) -> dict[str, Any]:
@@ -439,8 +437,3 @@ def _hit(row: sqlite3.Row, score: float) -> dict[str, Any]:
         "source": row["path"],
         "changed_files": [],
     }
-
-
-def _parts(items: list[str], size: int) -> Iterator[list[str]]:
-    for i in range(0, len(items), size):
-        yield items[i:i + size]

@@ -20,11 +20,18 @@ from typing import Any, Final, TypeVar
 
 import structlog
 
-from lintaid.store.workspace import ApplyResult, FileUpdate, Fingerprint, WorkspaceStore
+from lintaid.derivation import DERIVED_VERSION, apply_files, rebuild_workspace
+from lintaid.store.workspace import (
+    ApplyResult,
+    ChunkRow,
+    FileUpdate,
+    Fingerprint,
+    WorkspaceStore,
+)
 
 from .chunking import chunk_file, decode
+from .documents import link_candidates, policy_text
 from .ignore import IgnoreRules
-from .states import policy_text
 from .watcher import Batch, Watcher
 
 T = TypeVar("T")
@@ -43,7 +50,7 @@ class Workspace:
         self.root = root.resolve()
         self.submit = submit
         self.rules = IgnoreRules(self.root)
-        self.store = WorkspaceStore(self.root)
+        self.store = WorkspaceStore(self.root, derived_version=DERIVED_VERSION)
         self.ready = threading.Event()
         self.last_reconcile: dict[str, Any] = {}
         self.progress: dict[str, Any] = {"done": 0, "total": 0, "running": False}
@@ -169,7 +176,7 @@ class Workspace:
                 futures.append(self._submit_apply(updates, []))
                 updates = []
         removed = sorted(p for p in stored if p not in seen)
-        # Always at least one job: it loads the policy state and flushes a pending index.
+        # Always at least one job: it flushes a pending index.
         futures.append(self._submit_apply(updates, removed))
         if full:
             futures.append(self.submit(self._reindex_all_job))
@@ -202,11 +209,11 @@ class Workspace:
                 "changed_paths": sorted(result.changed), "removed_paths": sorted(result.removed)}
 
     def _reindex_all_job(self) -> list[str]:
-        return self.store.reindex_all()
+        return rebuild_workspace(self.store)
 
     def _submit_apply(self, updates: list[FileUpdate], removed: list[str]) -> Future[ApplyResult]:
         store = self.store
-        return self.submit(lambda: store.apply(updates, removed))
+        return self.submit(lambda: apply_files(store, updates, removed))
 
     # -- events (worker thread) -----------------------------------------------------------------------
     def _on_batch(self, batch: Batch) -> None:
@@ -256,14 +263,7 @@ class Workspace:
         if got is None:
             return None
         st, data = got
-        text = decode(data)
-        chunked = chunk_file(rel, text)
-        return FileUpdate(
-            path=rel, size=st.size, mtime_ns=st.mtime_ns,
-            sha256=hashlib.sha256(data).hexdigest(), chunks=chunked.chunks,
-            frontmatter=chunked.frontmatter,
-            policy_text=policy_text(rel, text, chunked.frontmatter), read_at=read_at,
-        )
+        return file_update(rel, data, st.size, st.mtime_ns, read_at)
 
     def _normalise(self, name: str) -> str:
         """A capture's path as a relative posix path under the root; "" when outside it."""
@@ -296,6 +296,21 @@ class Workspace:
         except OSError:
             return None
         return digest.hexdigest()
+
+
+def file_update(rel: str, data: bytes, size: int, mtime_ns: int, read_at: float) -> FileUpdate:
+    """One file's row for the store: its chunks, frontmatter, policy text and links."""
+    text = decode(data)
+    chunked = chunk_file(rel, text)
+    policy = policy_text(rel, text, chunked.frontmatter)
+    # Only a file that takes part may link: a code file's frontmatter retires nothing.
+    links = tuple(link_candidates(rel, chunked.frontmatter)) if policy is not None else ()
+    return FileUpdate(
+        path=rel, size=size, mtime_ns=mtime_ns, sha256=hashlib.sha256(data).hexdigest(),
+        chunks=[ChunkRow(c.chunk_id, c.start_line, c.end_line, c.heading, c.text, c.sha256)
+                for c in chunked.chunks],
+        frontmatter=chunked.frontmatter, policy_text=policy, links=links, read_at=read_at,
+    )
 
 
 class _Stopped(Exception):

@@ -1,0 +1,274 @@
+"""The seam between the stores and the one policy engine.
+
+The stores persist rows and derive nothing; ``lintaid.policy.engine`` derives and stores
+nothing. This module adapts each store to the engine's ``PolicyStore`` protocol (rows to policy
+types and back) and says when derivation runs, always on the writer thread:
+
+- memory.db: after every writer batch, inside its transaction (``derive_memory``), and in full
+  before the writer starts when the rules changed (``ensure_memory``);
+- workspace.db: in each writer job that applies file changes (``apply_files``), and in full on
+  ``reindex --full`` (``rebuild_workspace``).
+
+``DERIVED_VERSION`` is a hash over the source of every module that decides derived state, so
+it changes whenever the rules do and is never bumped by hand. memory.db derived under other
+rules is re-derived at start; workspace.db is emptied and re-read from the files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from . import __version__
+from .policy import (
+    REBUILD_BATCH,
+    ChainKey,
+    ClaimRef,
+    ClaimState,
+    RecordInput,
+    RecordState,
+    Relation,
+    derive,
+    rebuild,
+)
+from .store.derived_tables import DerivedTables
+from .store.memory import MemoryStore
+from .store.workspace import ApplyResult, FileUpdate, WorkspaceStore
+
+RULE_MODULES: Final = (
+    "lintaid.policy.sentences", "lintaid.policy.claims", "lintaid.policy.scope",
+    "lintaid.policy.relations", "lintaid.policy.status", "lintaid.policy.inputs",
+    "lintaid.policy.engine", "lintaid.workspace.documents", "lintaid.derivation",
+)
+
+
+def rules_version(modules: Iterable[str] = RULE_MODULES) -> str:
+    """A hash over the source of ``modules``; the package version where a source is missing."""
+    digest = hashlib.sha256()
+    for name in modules:
+        spec = importlib.util.find_spec(name)
+        try:
+            data = Path(spec.origin).read_bytes() if spec and spec.origin else b""
+        except OSError:
+            data = b""
+        digest.update(name.encode() + b"\0" + (data or __version__.encode()) + b"\0")
+    return digest.hexdigest()[:16]
+
+
+DERIVED_VERSION: Final = rules_version()
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows <-> policy types
+
+
+class Row(Protocol):
+    """A stored row as the stores return it (``Row``): read by column name."""
+
+    def __getitem__(self, key: str) -> Any: ...
+
+
+def chain_id(key: ChainKey) -> str:
+    return "\x1f".join(key)
+
+
+def _claim(row: Row) -> ClaimRef:
+    return ClaimRef(
+        claim_id=row["claim_id"], record_id=row["record_id"], scope=row["scope"],
+        subject=row["subject"], predicate=row["predicate"], value=row["value"],
+        effective_at=row["effective_at"], source_kind=row["source_kind"], cue=bool(row["cue"]),
+        replaces=row["replaces"], order_key=(row["created_at"], row["record_id"], row["n"]),
+        evidence=row["evidence"], start=row["start"], end=row["end"],
+    )
+
+
+def _claim_row(c: ClaimRef) -> tuple[Any, ...]:
+    created_at, _record, n = c.order_key
+    return (c.claim_id, c.record_id, n, created_at, c.source_kind, c.scope, c.subject,
+            c.predicate, c.value, c.evidence, c.start, c.end, c.effective_at, int(c.cue),
+            c.replaces)
+
+
+def _relation(row: Row) -> Relation:
+    return Relation(row["kind"], row["source_claim"], row["target_claim"], row["source_record"],
+                    row["target_record"], row["confidence"], row["method"], row["evidence"])
+
+
+def _relation_rows(chain: str | None, relations: Sequence[Relation]) -> list[tuple[Any, ...]]:
+    """Numbered within the chain, or (explicit) within each link, to be read back in order."""
+    rows: list[tuple[Any, ...]] = []
+    n, link = 0, None
+    for r in relations:
+        if chain is None and (r.source_record, r.target_record) != link:
+            n, link = 0, (r.source_record, r.target_record)
+        rows.append((chain, n, r.source_claim, r.target_claim, r.source_record, r.target_record,
+                     r.kind, r.confidence, r.method, r.evidence))
+        n += 1
+    return rows
+
+
+class _DerivedState:
+    """The derived-state half of ``PolicyStore``, over a store's derived tables."""
+
+    def __init__(self, tables: DerivedTables) -> None:
+        self.tables = tables
+
+    def claims(self, record_ids: Collection[str]) -> list[ClaimRef]:
+        return [_claim(r) for r in self.tables.claims(record_ids)]
+
+    def chain(self, key: ChainKey) -> list[ClaimRef]:
+        return [_claim(r) for r in self.tables.chain(*key)]
+
+    def explicit_relations(self, record_ids: Collection[str]) -> list[Relation]:
+        return [_relation(r) for r in self.tables.explicit_relations(record_ids)]
+
+    def explicit_relations_of_claims(self, claim_ids: Collection[str]) -> list[Relation]:
+        return [_relation(r) for r in self.tables.explicit_relations_of_claims(claim_ids)]
+
+    def relations_of_claims(self, claim_ids: Collection[str]) -> list[Relation]:
+        return [_relation(r) for r in self.tables.relations_of_claims(claim_ids)]
+
+    def claim_states(self, claim_ids: Collection[str]) -> dict[str, ClaimState]:
+        return {r["claim_id"]: ClaimState(r["status"], r["superseded_by_claim"],
+                                          r["superseded_by_record"], r["confidence"])
+                for r in self.tables.claim_states(claim_ids)}
+
+    def record_states(self, record_ids: Collection[str]) -> dict[str, RecordState]:
+        return {r["record_id"]: RecordState(r["status"], r["superseded_by"], r["confidence"],
+                                            r["evidence"] or "")
+                for r in self.tables.record_states(record_ids)}
+
+    def replace_claims(self, record_ids: Collection[str], claims: Sequence[ClaimRef]) -> None:
+        self.tables.replace_claims(record_ids, [_claim_row(c) for c in claims])
+
+    def replace_explicit_relations(self, record_ids: Collection[str],
+                                   relations: Sequence[Relation]) -> None:
+        self.tables.replace_explicit_relations(record_ids, _relation_rows(None, relations))
+
+    def replace_chain_relations(self, key: ChainKey, relations: Sequence[Relation]) -> None:
+        cid = chain_id(key)
+        self.tables.replace_chain_relations(cid, _relation_rows(cid, relations))
+
+    def write_claim_states(self, states: Sequence[tuple[ClaimRef, ClaimState]]) -> None:
+        self.tables.write_claim_states(
+            [(c.claim_id, c.record_id, s.status, s.superseded_by_claim, s.superseded_by_record,
+              s.confidence) for c, s in states])
+
+    def write_record_states(self, states: Mapping[str, RecordState | None]) -> None:
+        self.tables.write_record_states(
+            [(rid, s.status, s.superseded_by, s.confidence, s.evidence)
+             for rid, s in states.items() if s is not None],
+            [rid for rid, s in states.items() if s is None])
+
+
+# ---------------------------------------------------------------------------------------------
+# memory.db
+
+
+class MemoryPolicy(_DerivedState):
+    """memory.db as the engine sees it: live records and their held links."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        super().__init__(store.derived)
+        self.store = store
+
+    def records(self, ids: Collection[str]) -> dict[str, RecordInput]:
+        return {r["id"]: RecordInput(record_id=r["id"], text=r["content"], kind=r["kind"],
+                                     user_id=r["user_id"], created_at=r["created_at"],
+                                     valid_at=r["valid_at"])
+                for r in self.store.policy_rows(ids)}
+
+    def links(self, ids: Collection[str]) -> set[tuple[str, str]]:
+        return {(r["new_id"], r["old_id"]) for r in self.store.link_rows(ids)}
+
+
+def derive_memory(store: MemoryStore) -> None:
+    """Writer thread, inside a batch's transaction after its jobs: derive what they changed."""
+    changed = store.changed_ids()
+    if changed:
+        store.mark_dirty(derive(MemoryPolicy(store), changed))
+
+
+def rebuild_memory(store: MemoryStore, batch: int = REBUILD_BATCH) -> None:
+    """Derive every record again from empty derived tables, in one transaction."""
+    with store.transaction():
+        store.derived.clear()
+        ids = store.live_ids()
+        rebuild(MemoryPolicy(store), ids, batch)
+        store.mark_dirty(ids)
+        store.set_derived_version(DERIVED_VERSION)
+
+
+def ensure_memory(store: MemoryStore) -> bool:
+    """Before the writer starts: re-derive (and re-index) state derived under other rules."""
+    if store.derived_version() == DERIVED_VERSION:
+        return False
+    rebuild_memory(store)
+    store.index_now()
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# workspace.db
+
+
+class WorkspacePolicy(_DerivedState):
+    """workspace.db as the engine sees it: files with claims, and ``supersedes:`` links.
+
+    A file's link is its first ``supersedes:`` target that exists. A file takes part when it
+    has policy text (claims, or a link of its own) or when another file's link names it.
+    """
+
+    def __init__(self, store: WorkspaceStore) -> None:
+        super().__init__(store.derived)
+        self.store = store
+
+    def links(self, ids: Collection[str]) -> set[tuple[str, str]]:
+        wanted = set(ids)
+        candidates = self.store.link_candidates(wanted | self.store.sources_naming(wanted))
+        exists = self.store.existing({c for cs in candidates.values() for c in cs})
+        out: set[tuple[str, str]] = set()
+        for source, targets in candidates.items():
+            target = next((t for t in targets if t in exists), None)
+            if target is not None and (source in wanted or target in wanted):
+                out.add((source, target))
+        return out
+
+    def records(self, ids: Collection[str]) -> dict[str, RecordInput]:
+        rows = self.store.file_rows(ids)
+        bare = {r["path"] for r in rows if r["policy_text"] is None}
+        targets = {old for _new, old in self.links(bare)} if bare else set()
+        return {r["path"]: RecordInput(
+                    record_id=r["path"], text=r["policy_text"] or "", kind="document",
+                    created_at=r["mtime_ns"] / 1e9, valid_at=r["mtime_ns"] / 1e9, path=r["path"])
+                for r in rows if r["policy_text"] is not None or r["path"] in targets}
+
+
+def apply_files(store: WorkspaceStore, updates: Iterable[FileUpdate],
+                removed: Iterable[str]) -> ApplyResult:
+    """Writer job: write file changes and derive their policy state, in one transaction."""
+    with store.transaction():
+        result = store.apply(updates, removed)
+        if result.written:
+            # A file appearing or vanishing may re-resolve the links that name it.
+            changed = set(result.written) | store.sources_naming([*result.added,
+                                                                  *result.removed])
+            restated = store.existing(derive(WorkspacePolicy(store), changed))
+            store.mark_pending(restated)
+            result.restated = sorted(restated)
+    return result
+
+
+def rebuild_workspace(store: WorkspaceStore) -> list[str]:
+    """Writer job (``reindex --full``): derive every file again, re-index every file; return
+    the files whose state changed."""
+    with store.transaction():
+        before = {r["record_id"]: tuple(r) for r in store.derived.all_record_states()}
+        store.derived.clear()
+        rebuild(WorkspacePolicy(store), store.policy_paths())
+        after = {r["record_id"]: tuple(r) for r in store.derived.all_record_states()}
+        store.reindex_all()
+    return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))

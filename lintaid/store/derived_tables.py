@@ -1,0 +1,118 @@
+"""Rows of the derived policy tables (``schema.DERIVED_SCHEMA``), read and written as rows.
+
+The same code serves memory.db and workspace.db. It knows columns, not policy types: the glue
+in ``lintaid.derivation`` turns these rows into the policy engine's types and back. Writes run
+on the writer thread inside the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+from .schema import DERIVED_TABLES
+from .sqlite import in_batches
+
+CLAIM_COLUMNS: Final = ("claim_id", "record_id", "n", "created_at", "source_kind", "scope",
+                        "subject", "predicate", "value", "evidence", "start", "end",
+                        "effective_at", "cue", "replaces")
+RELATION_COLUMNS: Final = ("chain", "n", "source_claim", "target_claim", "source_record",
+                           "target_record", "kind", "confidence", "method", "evidence")
+CLAIM_STATE_COLUMNS: Final = ("claim_id", "record_id", "status", "superseded_by_claim",
+                              "superseded_by_record", "confidence")
+RECORD_STATE_COLUMNS: Final = ("record_id", "status", "superseded_by", "confidence",
+                               "evidence")
+
+
+def _insert(table: str, columns: Sequence[str]) -> str:
+    return (f"INSERT OR REPLACE INTO {table}({', '.join(columns)})"
+            f" VALUES ({', '.join('?' * len(columns))})")
+
+
+def _relation_order(row: sqlite3.Row) -> tuple[Any, ...]:
+    """Explicit relations first, by link; then each chain's, in the order they were derived."""
+    if row["chain"] is None:
+        return (0, row["source_record"], row["target_record"], row["n"])
+    return (1, row["chain"], "", row["n"])
+
+
+class DerivedTables:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def clear(self) -> None:
+        for table in DERIVED_TABLES:
+            self.conn.execute(f"DELETE FROM {table}")
+
+    # -- reads ---------------------------------------------------------------------------------
+    def claims(self, record_ids: Iterable[str]) -> list[sqlite3.Row]:
+        rows = in_batches(self.conn, "SELECT * FROM claims WHERE record_id IN ({ids})",
+                          record_ids)
+        return sorted(rows, key=lambda r: (r["record_id"], r["n"]))
+
+    def chain(self, scope: str, subject: str, predicate: str) -> list[sqlite3.Row]:
+        return list(self.conn.execute(
+            "SELECT * FROM claims WHERE scope = ? AND subject = ? AND predicate = ?"
+            " ORDER BY record_id, n", (scope, subject, predicate)))
+
+    def explicit_relations(self, record_ids: Iterable[str]) -> list[sqlite3.Row]:
+        rows = in_batches(self.conn, "SELECT * FROM relations WHERE chain IS NULL AND"
+                          " (source_record IN ({ids}) OR target_record IN ({ids}))", record_ids)
+        return sorted(_unique(rows), key=_relation_order)
+
+    def explicit_relations_of_claims(self, claim_ids: Iterable[str]) -> list[sqlite3.Row]:
+        rows = in_batches(self.conn, "SELECT * FROM relations WHERE chain IS NULL AND"
+                          " (source_claim IN ({ids}) OR target_claim IN ({ids}))", claim_ids)
+        return sorted(_unique(rows), key=_relation_order)
+
+    def relations_of_claims(self, claim_ids: Iterable[str]) -> list[sqlite3.Row]:
+        rows = in_batches(self.conn, "SELECT * FROM relations"
+                          " WHERE source_claim IN ({ids}) OR target_claim IN ({ids})", claim_ids)
+        return sorted(_unique(rows), key=_relation_order)
+
+    def claim_states(self, claim_ids: Iterable[str]) -> list[sqlite3.Row]:
+        return in_batches(self.conn, "SELECT * FROM claim_state WHERE claim_id IN ({ids})",
+                          claim_ids)
+
+    def record_states(self, record_ids: Iterable[str]) -> list[sqlite3.Row]:
+        return in_batches(self.conn, "SELECT * FROM record_state WHERE record_id IN ({ids})",
+                          record_ids)
+
+    def all_record_states(self) -> list[sqlite3.Row]:
+        return list(self.conn.execute("SELECT * FROM record_state"))
+
+    # -- writes --------------------------------------------------------------------------------
+    def replace_claims(self, record_ids: Iterable[str], rows: Iterable[Sequence[Any]]) -> None:
+        """Drop the claims (and claim states) of ``record_ids``; insert ``rows``."""
+        ids = list(record_ids)
+        in_batches(self.conn, "DELETE FROM claim_state WHERE record_id IN ({ids})", ids)
+        in_batches(self.conn, "DELETE FROM claims WHERE record_id IN ({ids})", ids)
+        self.conn.executemany(_insert("claims", CLAIM_COLUMNS), list(rows))
+
+    def replace_explicit_relations(self, record_ids: Iterable[str],
+                                   rows: Iterable[Sequence[Any]]) -> None:
+        """Drop the explicit relations with an end in ``record_ids``; insert ``rows``."""
+        in_batches(self.conn, "DELETE FROM relations WHERE chain IS NULL AND"
+                   " (source_record IN ({ids}) OR target_record IN ({ids}))", record_ids)
+        self.conn.executemany(_insert("relations", RELATION_COLUMNS), list(rows))
+
+    def replace_chain_relations(self, chain: str, rows: Iterable[Sequence[Any]]) -> None:
+        self.conn.execute("DELETE FROM relations WHERE chain = ?", (chain,))
+        self.conn.executemany(_insert("relations", RELATION_COLUMNS), list(rows))
+
+    def write_claim_states(self, rows: Iterable[Sequence[Any]]) -> None:
+        self.conn.executemany(_insert("claim_state", CLAIM_STATE_COLUMNS), list(rows))
+
+    def write_record_states(self, rows: Iterable[Sequence[Any]],
+                            deleted: Iterable[str]) -> None:
+        in_batches(self.conn, "DELETE FROM record_state WHERE record_id IN ({ids})", deleted)
+        self.conn.executemany(_insert("record_state", RECORD_STATE_COLUMNS), list(rows))
+
+
+def _unique(rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
+    """One row per relation: a relation matching on both ends comes back from two batches."""
+    seen: dict[tuple[str, str, str], sqlite3.Row] = {}
+    for row in rows:
+        seen.setdefault((row["source_claim"], row["kind"], row["target_claim"]), row)
+    return list(seen.values())

@@ -1,0 +1,142 @@
+"""Named, ordered migrations for memory.db's durable tables (records, links, audit, tombstones).
+
+Each migration runs once, in its own transaction, and is recorded by name in ``_migrations``;
+the list only ever grows at the end. A database written before migrations existed (it has
+``meta.schema_version`` and no ``_migrations`` table) replays the same list: ``m001`` finds its
+tables already there and changes nothing, the later ones move its data forward.
+
+The derived tables are not migrated: they are dropped and derived again (see ``schema.py``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+
+from .sqlite import transaction
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+def applied(conn: sqlite3.Connection) -> list[str]:
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = '_migrations'").fetchone() is None:
+        return []
+    return [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY applied_at, name")]
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply every migration not yet recorded; return the names applied now."""
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations"
+                 " (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    done = set(applied(conn))
+    now: list[str] = []
+    for fn in MIGRATIONS:
+        name = fn.__name__
+        if name in done:
+            continue
+        with transaction(conn):
+            fn(conn)
+            conn.execute("INSERT INTO _migrations(name, applied_at) VALUES (?, ?)",
+                         (name, time.time()))
+        now.append(name)
+    return now
+
+
+def _script(conn: sqlite3.Connection, sql: str) -> None:
+    """Run several statements inside the caller's transaction (``executescript`` would commit)."""
+    for statement in sql.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+@migration
+def m001_initial(conn: sqlite3.Connection) -> None:
+    """The durable tables as the first release wrote them (``meta.schema_version`` 1 and 2)."""
+    _script(conn, """
+        CREATE TABLE IF NOT EXISTS records (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            source TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            provider TEXT,
+            session_id TEXT,
+            event TEXT,
+            doc_type TEXT,
+            cwd TEXT,
+            branch TEXT,
+            revision TEXT,
+            paths TEXT NOT NULL DEFAULT '[]',
+            tools TEXT NOT NULL DEFAULT '[]',
+            metadata TEXT NOT NULL DEFAULT '{}',
+            file_hashes TEXT NOT NULL DEFAULT '{}',
+            content TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            valid_at REAL,
+            expires_at REAL,
+            supersedes TEXT,
+            forgotten_at REAL,
+            forgotten_reason TEXT
+        );
+        CREATE INDEX IF NOT EXISTS records_user ON records(user_id, created_at);
+        CREATE INDEX IF NOT EXISTS records_supersedes ON records(supersedes);
+        CREATE TABLE IF NOT EXISTS audit (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL,
+            actor TEXT NOT NULL,
+            op TEXT NOT NULL,
+            target TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            before_hash TEXT,
+            after_hash TEXT,
+            before_content TEXT,
+            after_content TEXT,
+            detail TEXT
+        );
+        CREATE INDEX IF NOT EXISTS audit_target ON audit(target, seq);
+        CREATE TABLE IF NOT EXISTS tombstones (
+            fingerprint TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            record_id TEXT NOT NULL,
+            at REAL NOT NULL,
+            reason TEXT,
+            PRIMARY KEY (fingerprint, user_id)
+        );
+        CREATE TABLE IF NOT EXISTS pending_index (record_id TEXT PRIMARY KEY, seq INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)
+    """)
+
+
+@migration
+def m002_held_links(conn: sqlite3.Connection) -> None:
+    """Explicit links become a held many-to-many table; ``records.supersedes`` goes.
+
+    One column per record let a second link from the same record replace the first, which
+    brought the first target back. The column's links are kept, dated by the record's last
+    update (the best time the old schema holds), and the hand-bumped schema version retires.
+    """
+    _script(conn, """
+        CREATE TABLE links (
+            new_id TEXT NOT NULL,
+            old_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY (new_id, old_id)
+        );
+        CREATE INDEX links_old ON links(old_id);
+        INSERT OR IGNORE INTO links(new_id, old_id, user_id, actor, at)
+            SELECT id, supersedes, user_id, 'migration', updated_at FROM records
+            WHERE supersedes IS NOT NULL AND supersedes != '' AND supersedes != id;
+        DROP INDEX IF EXISTS records_supersedes;
+        ALTER TABLE records DROP COLUMN supersedes;
+        DELETE FROM meta WHERE key = 'schema_version'
+    """)

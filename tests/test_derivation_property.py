@@ -1,0 +1,287 @@
+"""Incremental derivation equals a full rebuild, for memory records and workspace files alike.
+
+Random steps drive the real stores on real SQLite (memory records through ``MemoryStore``,
+files through ``WorkspaceStore``) and derive after each one as the writer does. After every
+step the derived tables are compared with a full rebuild (the engine over every record from
+empty tables, in a random batch size) taken inside a transaction that is then rolled back, so
+the next step goes on from the incremental state. Each record whose derived state changed
+must also have been queued for re-indexing. Each example runs in a fresh temporary folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lintaid.capture.record import NewRecord
+from lintaid.derivation import MemoryPolicy, WorkspacePolicy, apply_files, derive_memory
+from lintaid.policy import rebuild
+from lintaid.store.memory import MemoryStore, StoreError
+from lintaid.store.workspace import WorkspaceStore
+from lintaid.workspace.service import file_update
+
+SETTINGS = settings(max_examples=150, deadline=None, derandomize=False,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+TABLES = {
+    "claims": "SELECT * FROM claims",
+    "relations": "SELECT * FROM relations",
+    "claim_state": "SELECT * FROM claim_state",
+    "record_state": "SELECT * FROM record_state",
+}
+
+
+def snapshot(conn: sqlite3.Connection) -> dict[str, set[tuple[Any, ...]]]:
+    return {name: {tuple(r) for r in conn.execute(sql)} for name, sql in TABLES.items()}
+
+
+def states(conn: sqlite3.Connection) -> dict[str, set[tuple[Any, ...]]]:
+    """Per record: its record state and its claims' statuses (what its index entry shows)."""
+    out: dict[str, set[tuple[Any, ...]]] = {}
+    for r in conn.execute("SELECT * FROM record_state"):
+        out.setdefault(r["record_id"], set()).add(("record", *tuple(r)))
+    for r in conn.execute("SELECT c.record_id, c.claim_id, c.start, c.end, s.status"
+                          " FROM claims c LEFT JOIN claim_state s USING (claim_id)"):
+        out.setdefault(r["record_id"], set()).add(("claim", *tuple(r)))
+    return out
+
+
+def full_rebuild(conn: sqlite3.Connection, run: Callable[[], None]) -> dict[str, set]:
+    """The derived tables as a rebuild from empty tables leaves them; then rolled back."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for table in TABLES:
+            conn.execute(f"DELETE FROM {table}")
+        run()
+        return snapshot(conn)
+    finally:
+        conn.execute("ROLLBACK")
+
+
+def changed_states(before: dict[str, set], after: dict[str, set]) -> set[str]:
+    return {rid for rid in before.keys() | after.keys() if before.get(rid) != after.get(rid)}
+
+
+@contextlib.contextmanager
+def fresh_folder() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="lintaid-prop-") as tmp:
+        root = Path(tmp) / "proj"
+        root.mkdir()
+        yield root
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory records
+
+SENTENCES = [
+    "Gateway timeout retry attempts: 5.",
+    "Gateway timeout retry attempts: 2.",
+    "retry_limit: 3",
+    "retry_limit = 5",
+    "Update: retry_limit: 7",
+    "We use Redis for session storage.",
+    "Use Memcached for session storage instead of Redis.",
+    "We no longer use Redis.",
+    "The platform team owns the control surface.",
+    "The reliability team owns the control surface.",
+    "We switched from pip to uv.",
+    "The deployment strategy uses blue-green releases.",
+    "Claude Code outcome\nRequest: store sessions\nResult: We use Redis for session storage. "
+    "Added a health check endpoint for the load balancer.",
+    "Always start function names with 'x_'.",
+    "From now on, start function names with 'fn_'.",
+    "Nothing to see here, just notes about lunch.",
+    "Deploy notes for the gateway.",  # no claims: only an explicit link can retire these
+    "New deploy notes.",
+]
+index = st.integers(0, 30)
+add = st.tuples(st.just("add"), st.sampled_from(SENTENCES),
+                st.sampled_from(["capture", "note", "prompt"]),
+                st.sampled_from(["local", "local", "local", "alice"]),
+                st.integers(0, 4), st.one_of(st.none(), st.integers(0, 4)),
+                st.one_of(st.none(), st.none(), index))
+memory_op = st.one_of(
+    add, add, add, add,
+    st.tuples(st.just("again"), index, index),  # the same record once more, superseding another
+    st.tuples(st.just("update"), index, st.sampled_from(SENTENCES)),
+    st.tuples(st.just("forget"), index),
+    st.tuples(st.just("supersede"), index, index),
+)
+memory_steps = st.lists(st.lists(memory_op, min_size=1, max_size=3), min_size=1, max_size=14)
+
+
+class MemoryRun:
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self.added: list[NewRecord] = []  # every record put, in order
+
+    def ids(self) -> list[str]:
+        return [r.record_id for r in self.added]
+
+    def pick(self, i: int) -> NewRecord | None:
+        return self.added[i % len(self.added)] if self.added else None
+
+    def job(self, op: tuple[Any, ...]) -> None:
+        store, kind = self.store, op[0]
+        if kind == "add":
+            _, text, rkind, user, at, valid, sup = op
+            target = self.pick(sup) if sup is not None else None
+            rec = NewRecord(content=text, kind=rkind, source=f"test/{len(self.added)}",
+                            user_id=user, created_at=1_000_000.0 + 10 * at,
+                            valid_at=None if valid is None else 1_000_000.0 + 10 * valid,
+                            supersedes=target.record_id if target else None)
+            store.put(rec, "test")
+            self.added.append(rec)
+        elif kind == "again" and self.added:
+            rec, target = self.pick(op[1]), self.pick(op[2])
+            assert rec is not None and target is not None
+            again = NewRecord(**{**rec.__dict__, "supersedes": target.record_id})
+            store.put(again, "test")
+        elif kind == "update" and self.added:
+            rec = self.pick(op[1])
+            assert rec is not None
+            store.update(rec.record_id, rec.user_id, op[2], "test")
+        elif kind == "forget" and self.added:
+            rec = self.pick(op[1])
+            assert rec is not None
+            store.forget(rec.record_id, rec.user_id, None, "test")
+        elif kind == "supersede" and self.added:
+            new, old = self.pick(op[1]), self.pick(op[2])
+            assert new is not None and old is not None
+            store.set_supersedes(new.record_id, old.record_id, new.user_id, "test")
+
+    def batch(self, ops: list[tuple[Any, ...]]) -> None:
+        """As the writer runs a batch: each job in a savepoint, then derivation, one commit."""
+        with self.store.transaction():
+            for op in ops:
+                try:
+                    with self.store.savepoint():
+                        self.job(op)
+                except StoreError:
+                    pass  # not found (forgotten, another user's), or a self link
+            derive_memory(self.store)
+
+
+def _max_seq(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT COALESCE(MAX(seq), 0) FROM pending_index").fetchone()[0]
+
+
+@SETTINGS
+@given(memory_steps, st.sampled_from([1000, 1000, 3, 1]))
+def test_memory_records_incremental_equals_full_rebuild(steps: list[list[tuple]],
+                                                        batch: int) -> None:
+    with fresh_folder() as root:
+        store = MemoryStore(root)
+        try:
+            run = MemoryRun(store)
+            conn = store.db
+            for ops in steps:
+                before, seq = states(conn), _max_seq(conn)
+                run.batch(ops)
+                after = states(conn)
+                got = snapshot(conn)
+                want = full_rebuild(conn, lambda: rebuild(MemoryPolicy(store),
+                                                          store.live_ids(), batch))
+                assert got == want
+                queued = {r[0] for r in conn.execute(
+                    "SELECT record_id FROM pending_index WHERE seq > ?", (seq,))}
+                assert changed_states(before, after) <= queued
+        finally:
+            store.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Workspace files
+
+PATHS = ["docs/a.md", "docs/b.md", "docs/c.md", "c.md", "docs/sub/d.md", "docs/notes.txt",
+         "src/code.py"]
+BODIES = [
+    "# Gateway Retry Policy\n\nGateway timeout retry attempts: {n}.\n",
+    "# Gateway Retry Policy\n\nGateway timeout retry attempts: {n}.\n\nExtra rationale stays "
+    "relevant for operators.\n",
+    "# Cache\n\nWe use {tech} for caching.\n",
+    "The {team} team owns the control surface.\n",
+    "# Configuration\n\nRetry attempts: {n}.\n",
+    "# Notes\n\nNothing to claim here.\n",
+    "RETRY_ATTEMPTS = {n}\n",
+]
+# Targets resolve beside the file first, then from the root; the first that exists wins, so a
+# nearer target appearing or vanishing re-resolves a link whose own file did not change.
+LINKS = [None, None, "a.md", "c.md", "c.md", "/c.md", "sub/d.md", "../c.md", "missing.md",
+         ["b.md", "a.md"], ["b.md", "a.md"], ["missing.md", "c.md"]]
+MTIMES = [1_735_689_600, 1_735_689_610, 1_767_225_600]
+write = st.tuples(st.just("write"), st.sampled_from(PATHS), st.sampled_from(BODIES),
+                  st.integers(1, 3), st.sampled_from(["redis", "memcached"]),
+                  st.sampled_from(["platform", "reliability"]), st.sampled_from(LINKS),
+                  st.sampled_from(MTIMES))
+file_op = st.one_of(
+    write, write,
+    st.tuples(st.just("touch"), st.sampled_from(PATHS), st.sampled_from(MTIMES)),
+    st.tuples(st.just("delete"), st.sampled_from(PATHS)),
+)
+file_steps = st.lists(st.lists(file_op, min_size=1, max_size=3), min_size=1, max_size=12)
+
+
+def _frontmatter(link: str | list[str] | None) -> str:
+    if link is None:
+        return ""
+    if isinstance(link, str):
+        return f"---\nsupersedes: {link}\n---\n"
+    return "---\nsupersedes:\n" + "".join(f"  - {x}\n" for x in link) + "---\n"
+
+
+class WorkspaceRun:
+    def __init__(self, store: WorkspaceStore) -> None:
+        self.store = store
+        self.files: dict[str, tuple[bytes, int]] = {}  # path -> (content, mtime in seconds)
+
+    def step(self, ops: list[tuple[Any, ...]]) -> None:
+        touched: dict[str, bool] = {}  # path -> still there
+        for op in ops:
+            kind, path = op[0], op[1]
+            if kind == "write":
+                _, _, body, n, tech, team, link, mtime = op
+                text = body.format(n=n, tech=tech, team=team)
+                if path.endswith(".md"):
+                    text = _frontmatter(link) + text
+                self.files[path] = (text.encode(), mtime)
+            elif kind == "touch" and path in self.files:
+                self.files[path] = (self.files[path][0], op[2])
+            elif kind == "delete":
+                self.files.pop(path, None)
+            touched[path] = path in self.files
+        updates = [file_update(p, self.files[p][0], len(self.files[p][0]),
+                               self.files[p][1] * 10**9, read_at=2e9)
+                   for p, present in touched.items() if present]
+        removed = [p for p, present in touched.items() if not present]
+        apply_files(self.store, updates, removed)
+
+
+@SETTINGS
+@given(file_steps, st.sampled_from([1000, 1000, 2, 1]))
+def test_workspace_files_incremental_equals_full_rebuild(steps: list[list[tuple]],
+                                                         batch: int) -> None:
+    with fresh_folder() as root:
+        store = WorkspaceStore(root, derived_version="test")
+        try:
+            run = WorkspaceRun(store)
+            conn = store.derived.conn
+            for ops in steps:
+                conn.execute("DELETE FROM pending_index")
+                before = states(conn)
+                run.step(ops)
+                after = states(conn)
+                got = snapshot(conn)
+                want = full_rebuild(conn, lambda: rebuild(WorkspacePolicy(store),
+                                                          store.policy_paths(), batch))
+                assert got == want
+                queued = {r[0] for r in conn.execute("SELECT path FROM pending_index")}
+                assert changed_states(before, after) - queued <= set(PATHS) - set(run.files)
+        finally:
+            store.close()
