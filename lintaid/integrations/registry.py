@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from .base import AgentClient
 from .claude_code import ClaudeCode
+from .codex import Codex
 
 CLIENTS: dict[str, AgentClient] = {client.name: client for client in (
     ClaudeCode(),
+    Codex(),
 )}
 
 
