@@ -6,10 +6,12 @@ from __future__ import annotations
 from .base import AgentClient
 from .claude_code import ClaudeCode
 from .codex import Codex
+from .gemini import Gemini
 
 CLIENTS: dict[str, AgentClient] = {client.name: client for client in (
     ClaudeCode(),
     Codex(),
+    Gemini(),
 )}
 
 
