@@ -6,12 +6,14 @@ from __future__ import annotations
 from .base import AgentClient
 from .claude_code import ClaudeCode
 from .codex import Codex
+from .cursor import Cursor
 from .gemini import Gemini
 
 CLIENTS: dict[str, AgentClient] = {client.name: client for client in (
     ClaudeCode(),
     Codex(),
     Gemini(),
+    Cursor(),
 )}
 
 
