@@ -3,6 +3,7 @@ the installer, ``status`` and ``doctor`` all read this and nothing else."""
 
 from __future__ import annotations
 
+from .agy import Antigravity
 from .base import AgentClient
 from .claude_code import ClaudeCode
 from .codex import Codex
@@ -14,6 +15,7 @@ CLIENTS: dict[str, AgentClient] = {client.name: client for client in (
     Codex(),
     Gemini(),
     Cursor(),
+    Antigravity(),
 )}
 
 
