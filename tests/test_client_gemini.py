@@ -12,8 +12,8 @@ import pytest
 from lintaid.hooks import build_records
 from lintaid.integrations.gemini import Gemini, transcript
 from tests.client_sessions import (
-    FIRST_ANSWER,
     FINAL_RESULT,
+    FIRST_ANSWER,
     GEMINI_SESSION,
     SECRET_REQUEST,
     SECRET_RESULT,
