@@ -9,6 +9,7 @@ from .claude_code import ClaudeCode
 from .codex import Codex
 from .cursor import Cursor
 from .gemini import Gemini
+from .openclaw import OpenClaw
 
 CLIENTS: dict[str, AgentClient] = {client.name: client for client in (
     ClaudeCode(),
@@ -16,6 +17,7 @@ CLIENTS: dict[str, AgentClient] = {client.name: client for client in (
     Gemini(),
     Cursor(),
     Antigravity(),
+    OpenClaw(),
 )}
 
 
