@@ -420,3 +420,27 @@ def test_cli_install_uninstall_and_refusal(root: Path, home: Path) -> None:
 
     proc = run_cli(root, "install", "claude-code", env=env)
     assert "approve the project's 'lintaid' MCP server" in proc.stdout
+
+
+def test_hooks_turned_off_are_reported_not_changed(root: Path, home: Path) -> None:
+    config = root / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("[features]\nhooks = false  # noisy\n")
+    report = registry.get("codex").install(root, "project", COMMANDS)
+    assert any("[features] hooks = false" in step for step in report.next_steps)
+    assert "hooks = false  # noisy" in config.read_text()
+
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooksConfig": {"enabled": False,
+                                                    "disabled": ["lintaid-BeforeAgent"]}}))
+    report = registry.get("gemini").install(root, "user", COMMANDS)
+    assert any("hooksConfig.enabled = false" in step for step in report.next_steps)
+    assert any("lintaid-BeforeAgent" in step for step in report.next_steps)
+    assert json.loads(settings.read_text())["hooksConfig"]["enabled"] is False
+
+
+def test_a_new_toml_file_has_no_stray_blank_line(root: Path, home: Path) -> None:
+    registry.get("codex").install(root, "project", COMMANDS)
+    assert (root / ".codex" / "config.toml").read_text() == (
+        f'[mcp_servers.lintaid]\ncommand = "{MCP[0]}"\nargs = []\n')

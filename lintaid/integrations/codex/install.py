@@ -92,7 +92,7 @@ def install(root: Path, scope: Scope, commands: Commands) -> InstallReport:
     if hook_changes:
         report.next_steps.append(
             "Codex runs new or changed hooks only once trusted: open /hooks in Codex and "
-            "trust lintaid's hooks (their definition changes on every reinstall)")
+            "trust lintaid's hooks (Codex asks again whenever a hook's command changes)")
     if report.changes:
         report.next_steps.append("restart Codex so it loads the hooks and the MCP server")
     if scope == "project" and report.changes:
@@ -166,8 +166,8 @@ def _install_mcp(doc: tomlkit.TOMLDocument, path: Path, commands: Commands) -> l
         table = tomlkit.inline_table() if _is_inline(servers) else tomlkit.table()
         for key, value in wanted.items():
             table[key] = value
-        if not _is_inline(servers):
-            table.add(tomlkit.nl())
+        if not _is_inline(servers) and len(doc) > 1:
+            table.add(tomlkit.nl())  # a blank line before whatever table follows
         servers[MCP_SERVER_NAME] = table
         verb = "added"
     write_atomic(path, tomlkit.dumps(doc), pristine=pristine)
