@@ -444,3 +444,19 @@ def test_a_new_toml_file_has_no_stray_blank_line(root: Path, home: Path) -> None
     registry.get("codex").install(root, "project", COMMANDS)
     assert (root / ".codex" / "config.toml").read_text() == (
         f'[mcp_servers.lintaid]\ncommand = "{MCP[0]}"\nargs = []\n')
+
+
+def test_a_linked_config_file_stays_a_link(root: Path, home: Path, tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "settings.json").write_text(GEMINI_SETTINGS)
+    link = home / ".gemini" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(dotfiles / "settings.json")
+    gemini = registry.get("gemini")
+    gemini.install(root, "user", COMMANDS)
+    assert link.is_symlink()
+    assert "lintaid" in (dotfiles / "settings.json").read_text()
+    gemini.uninstall(root, "user", COMMANDS)
+    assert link.is_symlink() and (dotfiles / "settings.json").read_text() == GEMINI_SETTINGS
+    assert sorted(p.name for p in dotfiles.iterdir()) == ["settings.json"]

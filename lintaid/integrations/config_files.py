@@ -81,7 +81,14 @@ def load_toml(path: Path) -> tomlkit.TOMLDocument:
     return tomlkit.document() if text is None else parse_toml(path, text)
 
 
+def real_path(path: Path) -> Path:
+    """The file a symlink points at (dotfiles are often linked in): lintaid writes that file,
+    beside it its backup, and leaves the link alone."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
 def backup_path(path: Path) -> Path:
+    path = real_path(path)
     return path.with_name(path.name + BACKUP_SUFFIX)
 
 
@@ -92,6 +99,7 @@ def backup(path: Path, *, refresh: bool = False) -> None:
     it and what uninstall restores; ``refresh`` replaces it (the caller knows the file holds
     nothing of lintaid's yet).
     """
+    path = real_path(path)
     target = backup_path(path)
     if path.exists() and (refresh or not target.exists()):
         shutil.copy2(path, target)
@@ -120,6 +128,7 @@ def write_atomic(path: Path, text: str, *, pristine: bool | None = None) -> None
 
     ``pristine``: the file as it is now holds nothing of lintaid's, so its backup is renewed.
     """
+    path = real_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     backup(path, refresh=bool(pristine))
     mode = path.stat().st_mode & 0o777 if path.exists() else None
@@ -181,6 +190,8 @@ def finish_removal(path: Path, data: Any, dump: Callable[[], str],
     and anything else is written with ``dump``. ``parse`` turns text into plain data. Returns
     "restored", "removed" or "written".
     """
+    linked = path.is_symlink()
+    path = real_path(path)
     bak = backup_path(path)
     left = pruned(data)
     if bak.exists():
@@ -202,7 +213,7 @@ def finish_removal(path: Path, data: Any, dump: Callable[[], str],
                 raise
             bak.unlink()
             return "restored"
-    if not left or (skeleton is not None and left == pruned(skeleton)):
+    if not linked and (not left or (skeleton is not None and left == pruned(skeleton))):
         path.unlink()
         return "removed"
     write_atomic(path, dump())
