@@ -43,6 +43,13 @@ def test_stop_and_post_invocation_capture(tmp_path: Path) -> None:
     assert summary.cwd == root
     [outcome] = records("PostInvocation", agy_payload("PostInvocation", root, path))
     assert outcome.doc_type == "outcome" and outcome.content == summary.content
+    # a model call that ended in a tool call: the turn is not over, nothing to capture
+    midway = write_jsonl(tmp_path / "midway.jsonl", agy_steps(root)[:-1])
+    assert records("PostInvocation", agy_payload("PostInvocation", root, midway)) == []
+    # a turn whose last step is a tool's output: the result is still the model's words
+    viewed = write_jsonl(tmp_path / "viewed.jsonl", agy_steps(root)[:6])
+    exchange = CLIENT.read_exchange(CLIENT.parse("Stop", agy_payload("Stop", root, viewed)))
+    assert exchange.result == "I'll look at the retry module."
     # the same steps as one JSON document
     whole = tmp_path / "steps.json"
     whole.write_text(json.dumps({"steps": agy_steps(root)}))

@@ -4,9 +4,10 @@ the MCP server in ``~/.gemini/config/mcp_config.json``.
 Injects on PreInvocation as an ``injectSteps`` ephemeral message that declares the memories
 untrusted reference data (the query is the prompt from the payload, else the person's last
 request in the transcript); records that prompt; captures a turn on PostInvocation and the
-session on Stop, reading the transcript's steps. PreToolUse is always answered with an
-allowing decision (Antigravity reads a missing decision as a denial) though lintaid does not
-register it: a hook that cannot reach the daemon answers ``{}``.
+session on Stop, reading the transcript's steps (a model call that ended in a tool call
+finished nothing, so PostInvocation then captures nothing). PreToolUse is always answered
+with an allowing decision (Antigravity reads a missing decision as a denial) though lintaid
+does not register it: a hook that cannot reach the daemon answers ``{}``.
 """
 
 from __future__ import annotations
@@ -69,6 +70,11 @@ class Antigravity(AgentClient):
 
     def read_exchange(self, event: HookEvent) -> Exchange:
         messages = transcript.read(event.transcript_path) if event.transcript_path else []
+        last = messages[-1] if messages else None
+        if event.name == "PostInvocation" and last is not None and (
+                last.role != "assistant" or last.tools or not last.is_result):
+            # The model call ended in a tool call (or its output): the turn goes on.
+            return Exchange()
         return summarize(messages)
 
     def output(self, event: HookEvent, context: str | None) -> dict[str, Any]:

@@ -2,9 +2,11 @@
 one JSON file holding a list of them (or ``{"steps": [...]}``).
 
 A ``USER_INPUT`` step is the person's request (its ``<USER_REQUEST>`` wrapper taken off); a
-``CHECKPOINT`` step is bookkeeping; any other step with content is the agent's. The step type
-may carry an enum prefix (``CORTEX_STEP_TYPE_USER_INPUT``), so only its end is compared. A
-step's tool call (``toolCall`` / ``tool_call``: ``{name, args}``) names a tool and its files.
+``CHECKPOINT`` step is bookkeeping; any other step with content is the agent's: its words when
+the step is a response, else what a tool returned (unless no step is named a response). The
+step type may carry an enum prefix (``CORTEX_STEP_TYPE_USER_INPUT``), so only its end is
+compared. A step's tool call (``toolCall`` / ``tool_call``: ``{name, args}``) names a tool and
+its files.
 """
 
 from __future__ import annotations
@@ -52,8 +54,10 @@ def step_message(step: Any) -> Message | None:
         return Message(role="user", text=redact(text)) if text.strip() else None
     if not text.strip() and not tools:
         return None
+    # The model's own words are its response steps; other steps (a file viewed, a command's
+    # output) are what tools returned, not a result.
     return Message(role="assistant", text=redact(text), tools=tools,
-                   paths=[redact(p) for p in paths])
+                   paths=[redact(p) for p in paths], is_result="RESPONSE" in kind or not kind)
 
 
 def _text(content: Any) -> str:
@@ -78,9 +82,11 @@ def parse_line(raw: bytes) -> Message | None:
 
 def read(path: str) -> list[Message]:
     """The steps of the transcript at ``path`` as messages, oldest first."""
-    if path.endswith(".json"):
-        return _read_whole(path)
-    return read_messages(path, parse_line)
+    messages = _read_whole(path) if path.endswith(".json") else read_messages(path, parse_line)
+    if not any(m.role == "assistant" and m.is_result for m in messages):
+        for m in messages:  # step types named otherwise: every step with content counts
+            m.is_result = True
+    return messages
 
 
 def _read_whole(path: str) -> list[Message]:
