@@ -366,6 +366,7 @@ def test_a_change_of_theirs_while_installed_is_kept(root: Path, home: Path) -> N
 
 BROKEN = [
     ("claude-code", "project", "P/.claude/settings.json", '{\n  "hooks": {,}\n}\n', 2),
+    ("claude-code", "project", "P/.mcp.json", '{"mcpServers":\n\n  {"a": 1,}}', 3),
     ("codex", "project", "P/.codex/hooks.json", '{\n\n  "hooks": [\n}', 4),
     ("codex", "project", "P/.codex/config.toml", 'model = "x"\n\n[mcp_servers\ncommand = 1\n', 3),
     ("gemini", "project", "P/.gemini/settings.json",

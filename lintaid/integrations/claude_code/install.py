@@ -57,6 +57,7 @@ def install(root: Path, scope: Scope, commands: Commands) -> InstallReport:
     report = InstallReport()
     path = settings_path(root, scope)
     settings = load_json(path)
+    load_json(mcp_path(root, scope))  # refuse a broken MCP file before writing anything
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError(f"{path}: 'hooks' is not an object; not touching it")
