@@ -5,9 +5,9 @@ recognised as lintaid's by its last two words (the client's name, then the event
 word that names the hook script, however lintaid was installed (a console script, or an
 interpreter running ``hook.py``), so a reinstall replaces it and uninstall finds it.
 
-Most clients (Claude Code, Codex, Gemini CLI) group handlers under an event as
-``{"matcher": ..., "hooks": [handler, ...]}``; the helpers here merge lintaid's handler into
-such a list and take it out again, touching nothing else.
+Most clients group handlers under an event as ``{"matcher": ..., "hooks": [handler, ...]}``,
+some list handlers directly; the helpers here merge lintaid's handler into either kind of list
+and take it out again, touching nothing else.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def holds_ours(hooks: Any, owns: Owns) -> bool:
         for groups in hooks.values())
 
 
-# --- flat handler lists (Cursor) ---------------------------------------------------------------
+# --- flat handler lists -----------------------------------------------------------------------
 def merge_flat(hooks: dict[str, Any], event: str, handler: dict[str, Any], owns: Owns,
                path: Path) -> str | None:
     """Like ``merge_group`` for a client whose events list handlers directly."""
