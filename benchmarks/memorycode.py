@@ -379,7 +379,7 @@ def run_dialogue(data: Path, number: int, topics: dict[int, Instruction],
                         result = QueryResult(
                             number, chain.instruction, kind, arm, query, chain.current[0],
                             dict(chain.mentions), recall, leaks, gold, stale,
-                            bool(found.get("history")) and arm == "on", latency, [])
+                            found.history and arm == "on", latency, [])
                         if explain:
                             result.top = _explain_top(hits, chain, ins, session_of)
                             if arm == "on":

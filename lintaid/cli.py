@@ -565,6 +565,9 @@ def install(root: Path, client: str, user_scope: bool) -> None:
         report = agent.install(root, _scope(user_scope), _commands())  # type: ignore[arg-type]
     except ConfigError as err:
         fail(str(err))
+    except OSError as err:  # a read-only or foreign-owned configuration folder
+        fail(f"{err.filename or agent.title}: {err.strerror or err}; fix that and run the "
+             "command again (it is safe to repeat)")
     for line in report.changes:
         click.echo(line)
     if not report.changes:
@@ -588,6 +591,9 @@ def uninstall(root: Path, client: str, user_scope: bool) -> None:
         report = agent.uninstall(root, _scope(user_scope), _commands())  # type: ignore[arg-type]
     except ConfigError as err:
         fail(str(err))
+    except OSError as err:  # a read-only or foreign-owned configuration folder
+        fail(f"{err.filename or agent.title}: {err.strerror or err}; fix that and run the "
+             "command again (it is safe to repeat)")
     for line in report.changes:
         click.echo(line)
     if not report.changes:

@@ -74,9 +74,9 @@ class HookDispatcher:
         except KeyError as err:
             raise protocol.BadRequest(str(err.args[0]), arg="provider") from None
         ev = client.parse(event, payload)
-        output: dict[str, Any] = {}
-        if inject and ev.inject:
-            output = client.output(ev, self.inject(ev))
+        # Every event gets the client's answer: some clients need one even with nothing to
+        # inject (a tool gate that must say "allow").
+        output = client.output(ev, self.inject(ev) if inject and ev.inject else None)
         records = self.records(client, ev)
         stdout = json.dumps(output, ensure_ascii=False)  # the shim prints it as it is
         return then(self.write(records),

@@ -3,11 +3,21 @@ the installer, ``status`` and ``doctor`` all read this and nothing else."""
 
 from __future__ import annotations
 
+from .agy import Antigravity
 from .base import AgentClient
 from .claude_code import ClaudeCode
+from .codex import Codex
+from .cursor import Cursor
+from .gemini import Gemini
+from .openclaw import OpenClaw
 
 CLIENTS: dict[str, AgentClient] = {client.name: client for client in (
     ClaudeCode(),
+    Codex(),
+    Gemini(),
+    Cursor(),
+    Antigravity(),
+    OpenClaw(),
 )}
 
 

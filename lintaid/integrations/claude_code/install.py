@@ -14,10 +14,10 @@ from typing import Any, Final
 
 from ..base import Commands, InstallReport, Scope
 from ..config_files import ConfigError, load_json, save_json, save_or_remove
+from ..hook_entries import is_hook_command
 
 PROVIDER_ARG: Final = "claude-code"
 MCP_SERVER_NAME: Final = "lintaid"
-HOOK_SCRIPT_NAMES: Final = frozenset({"lintaid-hook", "hook.py"})
 PROJECT_ENV: Final = "CLAUDE_PROJECT_DIR"
 
 # (event, matcher or None, timeout in seconds)
@@ -57,9 +57,12 @@ def install(root: Path, scope: Scope, commands: Commands) -> InstallReport:
     report = InstallReport()
     path = settings_path(root, scope)
     settings = load_json(path)
+    load_json(mcp_path(root, scope))  # refuse a broken MCP file before writing anything
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError(f"{path}: 'hooks' is not an object; not touching it")
+    pristine = not any(isinstance(groups, list) and _without_ours(groups)[1]
+                       for groups in hooks.values())
     changed = False
     for event, matcher, timeout in HOOK_EVENTS:
         change = _install_event(hooks, event, matcher, timeout, commands, path)
@@ -67,7 +70,7 @@ def install(root: Path, scope: Scope, commands: Commands) -> InstallReport:
             report.changes.append(f"{change} {event} hook in {path}")
             changed = True
     if changed:
-        save_json(path, settings)
+        save_json(path, settings, pristine=pristine)
     mcp_changes = _install_mcp(mcp_path(root, scope), commands, scope, root)
     report.changes.extend(mcp_changes)
     if report.changes:
@@ -132,14 +135,7 @@ def installed(root: Path) -> list[str]:
 
 def is_our_command(command: Any) -> bool:
     """True for a command that runs lintaid's hook shim for Claude Code, however installed."""
-    if not isinstance(command, str):
-        return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    return (len(words) >= 3 and words[-2] == PROVIDER_ARG
-            and any(os.path.basename(w) in HOOK_SCRIPT_NAMES for w in words[:-2]))
+    return is_hook_command(command, PROVIDER_ARG)
 
 
 def _handler(event: str, timeout: int, commands: Commands) -> dict[str, Any]:
@@ -221,7 +217,7 @@ def _install_mcp(path: Path, commands: Commands, scope: Scope, root: Path) -> li
     else:
         servers[MCP_SERVER_NAME] = wanted
         verb = "added"
-    save_json(path, config)
+    save_json(path, config, pristine=not isinstance(current, dict))
     return [f"{verb} MCP server '{MCP_SERVER_NAME}' in {path}"]
 
 

@@ -1,0 +1,81 @@
+"""Cursor: hooks in ``.cursor/hooks.json`` (version 1), the MCP server in ``.cursor/mcp.json``.
+
+Injects on ``beforeSubmitPrompt`` (the prompt is the query) by answering
+``{"continue": true, "additional_context": ...}``, and on ``sessionStart`` if someone
+registers it (some Cursor builds reject that event name, and an unknown name makes Cursor
+drop the whole hooks file, so lintaid does not install it); records the prompt; captures on
+``stop`` from the transcript (``afterAgentResponse``, ``preCompact`` and ``sessionEnd`` are
+understood too). The session is the ``conversation_id``, the project the first of
+``workspace_roots``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from lintaid.capture.transcript import Exchange, summarize
+
+from ..base import (
+    AgentClient,
+    Commands,
+    HookEvent,
+    InstallReport,
+    Scope,
+    path_field,
+    text_field,
+)
+from . import install, transcript
+
+CAPTURE_EVENTS: Final = {
+    "stop": "outcome",
+    "afterAgentResponse": "outcome",
+    "preCompact": "checkpoint",
+    "sessionEnd": "session-summary",
+}
+INJECT_EVENTS: Final = frozenset({"beforeSubmitPrompt", "sessionStart"})
+
+
+class Cursor(AgentClient):
+    name = "cursor"
+    title = "Cursor"
+
+    def parse(self, event: str, payload: Mapping[str, Any]) -> HookEvent:
+        cwd = transcript.first(payload.get("workspace_roots")) or text_field(payload, "cwd")
+        return HookEvent(
+            client=self.name, name=event, payload=payload,
+            inject=event in INJECT_EVENTS,
+            capture=CAPTURE_EVENTS.get(event),
+            prompt=text_field(payload, "prompt") if event == "beforeSubmitPrompt" else None,
+            session_start=event == "sessionStart",
+            source=text_field(payload, "source"),
+            session_id=text_field(payload, "conversation_id", "session_id"),
+            cwd=cwd,
+            transcript_path=path_field(payload, "transcript_path"),
+            last_message=text_field(payload, "text") if event == "afterAgentResponse" else None,
+        )
+
+    def read_exchange(self, event: HookEvent) -> Exchange:
+        path: str | Path | None = event.transcript_path \
+            or transcript.find_transcript(event.session_id)
+        messages = transcript.read(str(path)) if path else []
+        return summarize(messages, event.last_message)
+
+    def output(self, event: HookEvent, context: str | None) -> dict[str, Any]:
+        if not context:
+            return {}
+        if event.name == "beforeSubmitPrompt":
+            return {"continue": True, "additional_context": context}
+        if event.name == "sessionStart":
+            return {"additional_context": context}
+        return {}
+
+    def install(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
+        return install.install(root, scope, commands)
+
+    def uninstall(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
+        return install.uninstall(root, scope, commands)
+
+    def installed(self, root: Path) -> list[str]:
+        return install.installed(root)

@@ -1,0 +1,80 @@
+"""Gemini CLI: hooks and the MCP server in ``.gemini/settings.json``.
+
+Injects on SessionStart and BeforeAgent (the prompt) through
+``hookSpecificOutput.additionalContext``; records the prompt on BeforeAgent; captures on
+AfterAgent (a finished turn: the payload carries the prompt and the response), PreCompress
+and SessionEnd, reading the chat recording for the tools and files used. Gemini CLI parses
+stderr when stdout is empty, so every answer is JSON, ``{}`` when there is nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from lintaid.capture.transcript import Exchange, compact, summarize
+from lintaid_client.redact import redact
+
+from ..base import (
+    AgentClient,
+    Commands,
+    HookEvent,
+    InstallReport,
+    Scope,
+    path_field,
+    text_field,
+)
+from . import install, transcript
+
+CAPTURE_EVENTS: Final = {
+    "AfterAgent": "outcome",
+    "PreCompress": "checkpoint",
+    "SessionEnd": "session-summary",
+}
+INJECT_EVENTS: Final = frozenset({"SessionStart", "BeforeAgent"})
+
+
+class Gemini(AgentClient):
+    name = "gemini"
+    title = "Gemini CLI"
+
+    def parse(self, event: str, payload: Mapping[str, Any]) -> HookEvent:
+        turn = event in ("BeforeAgent", "AfterAgent")
+        return HookEvent(
+            client=self.name, name=event, payload=payload,
+            inject=event in INJECT_EVENTS,
+            capture=CAPTURE_EVENTS.get(event),
+            prompt=text_field(payload, "prompt") if event == "BeforeAgent" else None,
+            session_start=event == "SessionStart",
+            source=text_field(payload, "source"),
+            session_id=text_field(payload, "session_id"),
+            cwd=text_field(payload, "cwd"),
+            transcript_path=path_field(payload, "transcript_path"),
+            last_message=text_field(payload, "prompt_response") if turn else None,
+            # AfterAgent re-fired because a hook asked for a retry: captured already.
+            skip=event == "AfterAgent" and payload.get("stop_hook_active") is True,
+        )
+
+    def read_exchange(self, event: HookEvent) -> Exchange:
+        messages = transcript.read(event.transcript_path) if event.transcript_path else []
+        exchange = summarize(messages, event.last_message)
+        prompt = text_field(event.payload, "prompt") if event.name == "AfterAgent" else None
+        if prompt:  # the recording may lag the turn; the payload does not
+            exchange.request = compact(redact(prompt))
+        return exchange
+
+    def output(self, event: HookEvent, context: str | None) -> dict[str, Any]:
+        if not context or event.name not in INJECT_EVENTS:
+            return {}
+        return {"hookSpecificOutput": {"hookEventName": event.name,
+                                       "additionalContext": context}}
+
+    def install(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
+        return install.install(root, scope, commands)
+
+    def uninstall(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
+        return install.uninstall(root, scope, commands)
+
+    def installed(self, root: Path) -> list[str]:
+        return install.installed(root)

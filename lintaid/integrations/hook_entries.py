@@ -1,0 +1,179 @@
+"""Hook handlers and MCP server entries as agents' configuration files hold them.
+
+Every client starts the same hook shim: ``<commands.hook...> <client> <Event>``. A handler is
+recognised as lintaid's by its last two words (the client's name, then the event) following a
+word that names the hook script, however lintaid was installed (a console script, or an
+interpreter running ``hook.py``), so a reinstall replaces it and uninstall finds it.
+
+Most clients group handlers under an event as ``{"matcher": ..., "hooks": [handler, ...]}``,
+some list handlers directly; the helpers here merge lintaid's handler into either kind of list
+and take it out again, touching nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from .base import Commands
+from .config_files import ConfigError
+
+HOOK_SCRIPT_NAMES: Final = frozenset({"lintaid-hook", "hook.py"})
+MCP_SERVER_NAME: Final = "lintaid"
+
+Owns = Callable[[Any], bool]
+
+
+def hook_command(commands: Commands, client: str, event: str) -> str:
+    """The shell command line that runs lintaid's hook shim for ``client`` and ``event``."""
+    return shlex.join([*commands.hook, client, event])
+
+
+def is_hook_command(command: Any, client: str) -> bool:
+    """True for a command line that runs lintaid's hook shim for ``client``."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return (len(words) >= 3 and words[-2] == client
+            and any(os.path.basename(w) in HOOK_SCRIPT_NAMES for w in words[:-2]))
+
+
+def owned_by(client: str) -> Owns:
+    """A predicate: this handler (a dict with ``command``) is lintaid's hook for ``client``."""
+    return lambda handler: isinstance(handler, dict) and is_hook_command(
+        handler.get("command"), client)
+
+
+def mcp_entry(commands: Commands, *extra_args: str) -> dict[str, Any]:
+    """``{"command": ..., "args": [...]}`` starting lintaid's MCP shim."""
+    return {"command": commands.mcp[0], "args": [*commands.mcp[1:], *extra_args]}
+
+
+def merge_mcp(servers: dict[str, Any], wanted: dict[str, Any]) -> str | None:
+    """Put lintaid's server into ``servers``, keeping the developer's extra keys (env,
+    timeout, ...); returns "added", "updated" or None when it was there already."""
+    current = servers.get(MCP_SERVER_NAME)
+    if isinstance(current, dict):
+        merged = {**current, **wanted}
+        if merged == current:
+            return None
+        servers[MCP_SERVER_NAME] = merged
+        return "updated"
+    servers[MCP_SERVER_NAME] = wanted
+    return "added"
+
+
+def object_at(data: dict[str, Any], key: str, path: Path, where: str = "") -> dict[str, Any]:
+    """``data[key]`` as an object, created when missing; a ConfigError when it is not one."""
+    value = data.setdefault(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: '{where}{key}' is not an object; not touching it")
+    return value
+
+
+# --- matcher groups ---------------------------------------------------------------------------
+def strip_groups(groups: list[Any], owns: Owns) -> tuple[list[Any], int]:
+    """The groups minus lintaid's handlers, dropping only groups that became empty."""
+    kept: list[Any] = []
+    removed = 0
+    for group in groups:
+        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+            kept.append(group)
+            continue
+        handlers = [h for h in group["hooks"] if not owns(h)]
+        dropped = len(group["hooks"]) - len(handlers)
+        removed += dropped
+        if not dropped:
+            kept.append(group)
+        elif handlers:
+            kept.append({**group, "hooks": handlers})
+    return kept, removed
+
+
+def merge_group(hooks: dict[str, Any], event: str, handler: dict[str, Any],
+                matcher: str | None, owns: Owns, path: Path) -> str | None:
+    """Make lintaid's one handler for ``event`` exactly ``handler`` in its own group.
+
+    Returns "added", "updated", or None when it was already so.
+    """
+    groups = hooks.get(event, [])
+    if not isinstance(groups, list):
+        raise ConfigError(f"{path}: hooks.{event} is not a list; not touching it")
+    ours = [
+        (group, h)
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for h in group["hooks"]
+        if owns(h)
+    ]
+    if len(ours) == 1:
+        group, current = ours[0]
+        if current == handler and group.get("matcher") == matcher and len(group["hooks"]) == 1:
+            return None
+    kept, _removed = strip_groups(groups, owns)
+    group = {"matcher": matcher, "hooks": [handler]} if matcher is not None \
+        else {"hooks": [handler]}
+    hooks[event] = [*kept, group]
+    return "updated" if ours else "added"
+
+
+def strip_events(hooks: dict[str, Any], owns: Owns) -> list[str]:
+    """Take lintaid's handlers out of every event (groups of handlers); returns the events
+    changed. An event left with no group is dropped."""
+    changed = []
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept, removed = strip_groups(groups, owns)
+        if removed:
+            changed.append(event)
+            if kept:
+                hooks[event] = kept
+            else:
+                del hooks[event]
+    return changed
+
+
+def holds_ours(hooks: Any, owns: Owns) -> bool:
+    """True when some event of ``hooks`` (groups of handlers) has one of lintaid's."""
+    return isinstance(hooks, dict) and any(
+        isinstance(groups, list) and strip_groups(groups, owns)[1]
+        for groups in hooks.values())
+
+
+# --- flat handler lists -----------------------------------------------------------------------
+def merge_flat(hooks: dict[str, Any], event: str, handler: dict[str, Any], owns: Owns,
+               path: Path) -> str | None:
+    """Like ``merge_group`` for a client whose events list handlers directly."""
+    handlers = hooks.get(event, [])
+    if not isinstance(handlers, list):
+        raise ConfigError(f"{path}: hooks.{event} is not a list; not touching it")
+    ours = [h for h in handlers if owns(h)]
+    if ours == [handler]:
+        return None
+    hooks[event] = [*(h for h in handlers if not owns(h)), handler]
+    return "updated" if ours else "added"
+
+
+def strip_flat(hooks: dict[str, Any], owns: Owns) -> list[str]:
+    changed = []
+    for event in list(hooks):
+        handlers = hooks[event]
+        if not isinstance(handlers, list):
+            continue
+        kept = [h for h in handlers if not owns(h)]
+        if len(kept) != len(handlers):
+            changed.append(event)
+            if kept:
+                hooks[event] = kept
+            else:
+                del hooks[event]
+    return changed
+

@@ -1,0 +1,102 @@
+"""OpenClaw: a small plugin (``plugin/``, JavaScript) whose typed hooks call lintaid's hook
+shim, registered in ``~/.openclaw/openclaw.json`` with the MCP server.
+
+``before_agent_start`` carries the prompt: it is recorded and recalled against, and the
+context goes back as ``prependContext``. ``agent_end`` carries the run's messages: the last
+request and reply are captured from them (OpenClaw's runtime-context carriers skipped). The
+session is OpenClaw's session id (else its key); the project is the one the install pinned,
+else the agent's workspace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from lintaid.capture.transcript import Exchange, Message, summarize
+from lintaid_client.redact import redact
+
+from ..base import AgentClient, Commands, HookEvent, InstallReport, Scope, text_field
+from . import install
+
+CAPTURE_EVENTS: Final = {"agent_end": "outcome", "before_reset": "session-summary"}
+INJECT_EVENTS: Final = frozenset({"before_agent_start"})
+CARRIER_TYPE: Final = "openclaw.runtime-context"
+CARRIER_PREFIX: Final = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
+_PATH_KEYS: Final = ("path", "file_path", "filePath", "file")
+
+
+class OpenClaw(AgentClient):
+    name = "openclaw"
+    title = "OpenClaw"
+
+    def parse(self, event: str, payload: Mapping[str, Any]) -> HookEvent:
+        return HookEvent(
+            client=self.name, name=event, payload=payload,
+            inject=event in INJECT_EVENTS,
+            capture=CAPTURE_EVENTS.get(event),
+            prompt=text_field(payload, "prompt") if event in INJECT_EVENTS else None,
+            session_id=text_field(payload, "session_id", "session_key"),
+            cwd=text_field(payload, "cwd", "workspace_dir"),
+            # A failed run's messages end in an error, not an outcome worth keeping.
+            skip=event == "agent_end" and payload.get("success") is False,
+        )
+
+    def read_exchange(self, event: HookEvent) -> Exchange:
+        raw = event.payload.get("messages")
+        messages = [m for m in map(message, raw) if m is not None] \
+            if isinstance(raw, list) else []
+        return summarize(messages)
+
+    def output(self, event: HookEvent, context: str | None) -> dict[str, Any]:
+        if not context or event.name not in INJECT_EVENTS:
+            return {}
+        return {"prependContext": context}
+
+    def install(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
+        return install.install(root, scope, commands)
+
+    def uninstall(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
+        return install.uninstall(root, scope, commands)
+
+    def installed(self, root: Path) -> list[str]:
+        return install.installed(root)
+
+
+def message(entry: Any) -> Message | None:
+    """One OpenClaw agent message as lintaid reads it; None for carriers and tool results."""
+    if not isinstance(entry, Mapping):
+        return None
+    role = entry.get("role")
+    if role not in ("user", "assistant"):
+        return None
+    if entry.get("customType") == CARRIER_TYPE or entry.get("runtimeContextCarrier"):
+        return None
+    texts: list[str] = []
+    tools: list[str] = []
+    paths: list[str] = []
+    content = entry.get("content")
+    if isinstance(content, str):
+        texts.append(content)
+    elif isinstance(content, list):
+        for block in content:
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif block.get("type") in ("toolCall", "tool_use"):
+                name = block.get("name")
+                if isinstance(name, str) and name:
+                    tools.append(name)
+                args = block.get("arguments")
+                if isinstance(args, Mapping):
+                    paths.extend(v.strip() for k in _PATH_KEYS
+                                 if isinstance(v := args.get(k), str) and v.strip())
+    text = "\n".join(texts)
+    if text.lstrip().startswith(CARRIER_PREFIX):
+        return None
+    if not text.strip() and not tools:
+        return None
+    return Message(role=str(role), text=redact(text), tools=tools,
+                   paths=[redact(p) for p in paths])
