@@ -97,3 +97,27 @@ def test_with_the_daemon_down_the_event_is_spooled_redacted(project: Path) -> No
     assert "deploy with token" in event["args"]["payload"]["prompt"]
     assert token not in files[0].read_text()
     assert oct(files[0].stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_payload_field_can_name_the_project(project: Path, tmp_path: Path) -> None:
+    """Clients whose payload has no cwd (Cursor's workspace_roots) find the project from the
+    field their installer names with --root-key, not from the process's folder."""
+    import shlex
+
+    start_daemon(project, env=lintaid_env())
+    try:
+        subprocess.run([sys.executable, "-m", "lintaid", "add", "--project", str(project),
+                        "Invoices are rendered with WeasyPrint."],
+                       check=True, capture_output=True, env=lintaid_env())
+        command = shlex.join([*_commands().hook, "--root-key", "workspace_roots",
+                              "claude-code", "UserPromptSubmit"])
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        payload = {"workspace_roots": [str(project)], "session_id": "s1",
+                   "prompt": "how are invoices rendered?"}
+        proc = subprocess.run(["sh", "-c", command], input=json.dumps(payload),
+                              capture_output=True, text=True, cwd=str(elsewhere),
+                              env=bare_env(project), timeout=30)
+        assert "WeasyPrint" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    finally:
+        stop_daemon(project)

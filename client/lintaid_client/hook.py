@@ -100,10 +100,17 @@ def envelope(provider: str, event: str, data: bytes) -> bytes:
     return head.encode() + data + b"}}"
 
 
-def _project(payload: dict[str, object]) -> str:
-    cwd = payload.get("cwd")
-    start = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
-    return locate.find_root(start)
+def _project(payload: dict[str, object], root_keys: tuple[str, ...] = ()) -> str:
+    """The project the event belongs to: the first payload field that names an existing
+    folder (``root_keys``, then ``cwd``; a list counts by its first entry), else this
+    process's working directory."""
+    for key in (*root_keys, "cwd"):
+        value = payload.get(key)
+        if isinstance(value, list) and value:
+            value = value[0]
+        if isinstance(value, str) and os.path.isdir(value):
+            return locate.find_root(value)
+    return locate.find_root(None)
 
 
 class Outcome:
@@ -116,7 +123,8 @@ class Outcome:
 
 
 def exchange(provider: str, event: str, data: bytes, *, budget: float | None = None,
-             started: float | None = None) -> tuple[Outcome, str | None, bytes]:
+             started: float | None = None,
+             root_keys: tuple[str, ...] = ()) -> tuple[Outcome, str | None, bytes]:
     """Talk to the daemon for one event: (outcome, project root, request bytes)."""
     started = monotonic() if started is None else started
     budget = budget_seconds() if budget is None else budget
@@ -128,7 +136,7 @@ def exchange(provider: str, event: str, data: bytes, *, budget: float | None = N
         return Outcome(), None, b""
     if not isinstance(payload, dict):
         return Outcome(), None, b""
-    root = _project(payload)
+    root = _project(payload, root_keys)
     request = envelope(provider, event, data)
     remaining = budget - (monotonic() - started) - RESERVE_S
     if remaining <= 0.02:
@@ -192,10 +200,11 @@ def keep(root: str, request: bytes, *, start: bool) -> None:
         launch.start_detached(project)
 
 
-def answer(provider: str, event: str, data: bytes) -> dict[str, object]:
+def answer(provider: str, event: str, data: bytes,
+           root_keys: tuple[str, ...] = ()) -> dict[str, object]:
     """What the agent reads on stdout for one event whose stdin was ``data`` (in-process:
     spooling, if needed, happens before this returns)."""
-    outcome, root, request = exchange(provider, event, data)
+    outcome, root, request = exchange(provider, event, data, root_keys=root_keys)
     if outcome.spool and root is not None:
         keep(root, request, start=outcome.start)
     value = loads(outcome.stdout)
@@ -239,13 +248,18 @@ def main(argv: list[str] | None = None) -> None:
     budget = budget_seconds()
     _signal.signal(_signal.SIGALRM, _bail)
     _signal.setitimer(_signal.ITIMER_REAL, budget)
+    root_keys: list[str] = []
+    while len(argv) >= 2 and argv[0] == "--root-key":
+        root_keys.append(argv[1])
+        argv = argv[2:]
     if len(argv) != 2 or not (_name_ok(argv[0]) and _name_ok(argv[1])):
-        _warn("usage: lintaid-hook CLIENT EVENT   (e.g. lintaid-hook claude-code Stop)")
+        _warn("usage: lintaid-hook [--root-key FIELD]... CLIENT EVENT   "
+              "(e.g. lintaid-hook claude-code Stop)")
         _bail()
     outcome, root, request = Outcome(), None, b""
     try:
         outcome, root, request = exchange(argv[0], argv[1], _read_stdin(), budget=budget,
-                                          started=started)
+                                          started=started, root_keys=tuple(root_keys))
     except Exception as err:  # fail open: the agent must never be blocked by memory
         _warn(f"{type(err).__name__}: {err}")
     _signal.setitimer(_signal.ITIMER_REAL, 0)

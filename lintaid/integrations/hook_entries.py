@@ -27,9 +27,15 @@ MCP_SERVER_NAME: Final = "lintaid"
 Owns = Callable[[Any], bool]
 
 
-def hook_command(commands: Commands, client: str, event: str) -> str:
-    """The shell command line that runs lintaid's hook shim for ``client`` and ``event``."""
-    return shlex.join([*commands.hook, client, event])
+def hook_command(commands: Commands, client: str, event: str,
+                 root_keys: tuple[str, ...] = ()) -> str:
+    """The shell command line that runs lintaid's hook shim for ``client`` and ``event``.
+
+    ``root_keys``: payload fields that name the project folder (a path, or a list whose first
+    entry is one), for clients whose payload has no ``cwd``; the shim reads them first.
+    """
+    options = [word for key in root_keys for word in ("--root-key", key)]
+    return shlex.join([*commands.hook, *options, client, event])
 
 
 def is_hook_command(command: Any, client: str) -> bool:

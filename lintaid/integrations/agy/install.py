@@ -43,7 +43,8 @@ def _check_scope(scope: Scope) -> None:
 
 
 def wanted_hooks(commands: Commands) -> dict[str, Any]:
-    return {event: [{"type": "command", "command": hook_command(commands, CLIENT, event)}]
+    return {event: [{"type": "command", "command": hook_command(
+        commands, CLIENT, event, ("workspacePaths",))}]
             for event in HOOK_EVENTS}
 
 

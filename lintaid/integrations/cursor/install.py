@@ -60,7 +60,8 @@ def install(root: Path, scope: Scope, commands: Commands) -> InstallReport:
     hooks = object_at(data, "hooks", path)
     pristine = not _holds_ours(hooks)
     for event in HOOK_EVENTS:
-        change = merge_flat(hooks, event, {"command": hook_command(commands, CLIENT, event)},
+        change = merge_flat(hooks, event, {"command": hook_command(commands, CLIENT, event,
+                                                                     ("workspace_roots",))},
                             OWNS, path)
         if change:
             report.changes.append(f"{change} {event} hook in {path}")
