@@ -90,7 +90,7 @@ class Harness:
         self.ws.start()
         if not self.ws.ready.wait(600):
             raise SystemExit("workspace never became ready")
-        self.writer.wait_visible(600)
+        self.writer.wait_visible(timeout=600)
         return time.perf_counter() - started
 
     def searchable(self, word: str, rel: str) -> bool:

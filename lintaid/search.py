@@ -43,7 +43,7 @@ class WorkspaceReads(Protocol):
 
 
 class WaitVisible(Protocol):
-    def __call__(self, token: str | None = None, timeout: float = 5.0, *,
+    def __call__(self, token: str | None = None, *, timeout: float = 5.0,
                  recall_only: bool = False) -> bool: ...
 
 
@@ -76,7 +76,7 @@ class Reader:
         longer than ``wait_s`` (the read goes ahead with what is searchable)."""
         if self.wait_visible is None:
             return True
-        return self.wait_visible(token, wait_s, recall_only=recall_only)
+        return self.wait_visible(token, timeout=wait_s, recall_only=recall_only)
 
     # -- reads -----------------------------------------------------------------------------
     def search(self, req: SearchRequest) -> SearchResult:

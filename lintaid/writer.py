@@ -79,7 +79,7 @@ class Writer:
     def token(self, generation: int) -> str:
         return f"{self.instance}.{generation}"
 
-    def wait_visible(self, token: str | None = None, timeout: float = 5.0, *,
+    def wait_visible(self, token: str | None = None, *, timeout: float = 5.0,
                      recall_only: bool = False) -> bool:
         """Block until ``token``'s batch (default: every batch committed so far, or with
         ``recall_only`` every one injection may recall) is in the index; False on timeout.

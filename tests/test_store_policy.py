@@ -349,7 +349,7 @@ def test_rederiving_5000_records_under_a_999_variable_limit(
         rows = h.store.get_rows(ids)  # reads go through the same helper
         assert sum(r["state"] == "superseded" for r in rows.values()) == 2500
         assert len(h.store.claims_for(ids)) == 5000 and len(h.store.relations_for(ids)) == 5000
-        assert h.writer.wait_visible(60)
+        assert h.writer.wait_visible(timeout=60)
     finally:
         h.close()
     assert len(opened) >= 2  # the write connection and at least one reader were limited
