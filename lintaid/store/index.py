@@ -6,6 +6,7 @@ safe; ``TantivyIndex.open`` reports ``rebuilt=True`` and the owner re-feeds it f
 
 from __future__ import annotations
 
+import math
 import shutil
 import threading
 from collections.abc import Callable, Iterable
@@ -25,9 +26,21 @@ def millis(seconds: float | None) -> int:
     """A time as the index holds it: whole milliseconds (i64); None is the far future.
 
     Milliseconds, not seconds: two writes a few milliseconds apart must sort apart in ``as_of``
-    and expiry queries.
+    and expiry queries. A time beyond the i64 range (a row written before times were checked)
+    is held at the range's end; anything that is not a number raises ValueError.
     """
-    return I64_MAX if seconds is None else int(seconds * 1000)
+    if seconds is None:
+        return I64_MAX
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise ValueError(f"not a time: {seconds!r}")
+    if math.isnan(seconds):
+        raise ValueError("not a time: NaN")
+    scaled = seconds * 1000
+    if scaled >= I64_MAX:
+        return I64_MAX
+    if scaled <= -I64_MAX:
+        return -I64_MAX
+    return int(scaled)
 
 
 class TantivyIndex:
@@ -69,13 +82,26 @@ class TantivyIndex:
             self._writer = self.index.writer(heap_size=50_000_000, num_threads=1)
         return self._writer
 
-    def replace(self, key_field: str, docs: Iterable[tuple[str, dict[str, Any] | None]]) -> None:
-        """For each (key, doc): delete the key's documents, then add doc when it is not None."""
+    def replace(self, key_field: str,
+                docs: Iterable[tuple[str, dict[str, Any] | None]]) -> list[tuple[str, str]]:
+        """For each (key, doc): delete the key's documents, then add doc when it is not None.
+
+        A document the schema refuses (a value out of range) is left out, never the batch:
+        returns (key, reason) for each one left out, for the caller to log.
+        """
         w = self.writer()
+        skipped: list[tuple[str, str]] = []
         for key, doc in docs:
             w.delete_documents_by_term(key_field, key)
-            if doc is not None:
-                w.add_document(tantivy.Document.from_dict(doc, self.schema))
+            if doc is None:
+                continue
+            try:
+                document = tantivy.Document.from_dict(doc, self.schema)
+            except (ValueError, TypeError, OverflowError) as err:
+                skipped.append((key, str(err)[:200]))
+                continue
+            w.add_document(document)
+        return skipped
 
     def commit(self) -> None:
         w = self.writer()

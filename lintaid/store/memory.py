@@ -90,7 +90,10 @@ class MemoryStore:
                 "INSERT OR IGNORE INTO pending_index(record_id, seq) SELECT id, 0 FROM records"
                 " WHERE forgotten_at IS NULL"
             )
-        self._index_pending(self._write)  # replay what a crash left behind, before serving
+        try:
+            self._index_pending(self._write)  # replay what a crash left behind, before serving
+        except Exception as err:  # rows stay pending: the indexer retries after each commit
+            log.error("index_replay_failed", error=str(err))
         self._clear_indexed()
         self._indexer = threading.Thread(target=self._index_loop, name="lintaid-indexer",
                                          daemon=True)
@@ -361,6 +364,7 @@ class MemoryStore:
         if not pending:
             return 0
         docs: list[tuple[str, dict[str, Any] | None]] = []
+        skipped: list[tuple[str, str]] = []
         ids = [rid for rid, _ in pending]
         for chunk in batches(ids, 500):
             rows = {
@@ -386,16 +390,16 @@ class MemoryStore:
                 if row is None or row["forgotten_at"] is not None:
                     docs.append((rid, None))
                     continue
-                docs.append((rid, {
-                    "id": rid, "content": _blank(row["content"], retired.get(rid, [])),
-                    "content_all": row["content"], "claims": " ; ".join(current.get(rid, [])),
-                    "user_id": row["user_id"],
-                    "status": row["status"], "kind": row["kind"],
-                    "created_at": millis(row["created_at"]),
-                    "expires_at": millis(row["expires_at"]),
-                }))
-        self.index.replace("id", docs)
+                try:
+                    doc = _document(row, retired.get(rid, []), current.get(rid, []))
+                except (ValueError, TypeError) as err:
+                    skipped.append((rid, str(err)[:200]))
+                    doc = None
+                docs.append((rid, doc))
+        skipped.extend(self.index.replace("id", docs))
         self.index.commit()
+        for rid, reason in skipped:  # one bad row never blocks the rest, nor the next start
+            log.error("index_row_skipped", record=rid, reason=reason)
         with self._indexed_lock:
             self._indexed.update(pending)
         return len(pending)
@@ -505,6 +509,20 @@ class MemoryStore:
             "claims": claims,
             "pending_index": pending,
         }
+
+
+def _document(row: sqlite3.Row, retired: list[tuple[int, int]],
+              current: list[str]) -> dict[str, Any]:
+    """One record's index document; ValueError or TypeError for a row that cannot be one."""
+    content = row["content"]
+    if not isinstance(content, str):
+        raise ValueError(f"content is a {type(content).__name__}, not text")
+    return {
+        "id": row["id"], "content": _blank(content, retired), "content_all": content,
+        "claims": " ; ".join(current), "user_id": str(row["user_id"]),
+        "status": str(row["status"]), "kind": str(row["kind"]),
+        "created_at": millis(row["created_at"]), "expires_at": millis(row["expires_at"]),
+    }
 
 
 def _blank(text: str, spans: list[tuple[int, int]]) -> str:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import structlog
 import tantivy
 
 from lintaid_client import paths
@@ -74,6 +75,7 @@ CREATE INDEX IF NOT EXISTS file_links_candidate ON file_links(candidate);
 CREATE TABLE IF NOT EXISTS pending_index (path TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+log = structlog.get_logger("lintaid.store")
 _SHAPE: Final = hashlib.sha256((WORKSPACE_SCHEMA + DERIVED_SCHEMA).encode()).hexdigest()[:12]
 
 
@@ -325,11 +327,13 @@ class WorkspaceStore:
                 " JOIN files f ON f.path = c.path LEFT JOIN record_state s"
                 " ON s.record_id = c.path WHERE c.path IN ({ids})", part)
             self.index.replace("path", [(p, None) for p in part])
-            self.index.replace("chunk_id", [(r["chunk_id"], {
+            skipped = self.index.replace("chunk_id", [(r["chunk_id"], {
                 "chunk_id": r["chunk_id"], "path": r["path"], "text": r["text"],
                 "heading": r["heading"] or "", "status": r["status"],
                 "mtime": r["mtime_ns"] // 1_000_000_000,
             }) for r in rows])
+            for chunk_id, reason in skipped:
+                log.error("index_chunk_skipped", chunk=chunk_id, reason=reason)
         self.index.commit()
         self._write.executemany("DELETE FROM pending_index WHERE path = ?",
                                 [(p,) for p in pending])
