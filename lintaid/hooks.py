@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import stat
-import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -140,8 +139,8 @@ def build_records(client: AgentClient, ev: HookEvent, *,
                   now: float | None = None) -> list[NewRecord]:
     """The records one event yields: its prompt, and the turn (or compaction, or session)
     it closes, read from the client's transcript. Content never holds a timestamp, so a
-    replayed event yields the same record ids."""
-    created = time.time() if now is None else now
+    replayed event yields the same record ids. ``now`` None: the store stamps them."""
+    created = now
     branch, revision = git.git_state(ev.cwd)
     metadata = redact_value({k: ev.payload[k] for k in METADATA_KEYS
                              if ev.payload.get(k) not in (None, "", [], {})})

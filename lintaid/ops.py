@@ -9,7 +9,6 @@ a future of it (the server replies when it resolves). Handlers run on the reader
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -92,7 +91,7 @@ def _record(item: Args, branch: str | None, revision: str | None) -> NewRecord:
         user_id=normalize_user(item.get("user_id")),
         session_id=item.get("session_id"),
         metadata=redact_value(item.get("metadata") or {}),
-        created_at=item.get("created_at") or time.time(),
+        created_at=item.get("created_at"),  # None: the store's clock stamps it
         valid_at=item.get("valid_at"),
         expires_at=item.get("expires_at"),
         supersedes=item.get("supersedes"),

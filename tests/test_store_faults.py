@@ -82,3 +82,73 @@ def test_a_row_the_index_cannot_hold_is_logged_and_skipped_never_wedging_start(
         assert pending <= {later}
     finally:
         again.close()
+
+
+class SteppedWall:
+    """A wall clock the test moves: five minutes fast, then corrected."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+T0 = 1_800_000_000.0
+
+
+def test_newer_means_written_later_when_the_wall_clock_steps_back(project: Path) -> None:
+    wall = SteppedWall(T0 + 300)  # five minutes fast
+    run = Running(project, wall=wall)
+    try:
+        first = run.add("Connection pool size: 10.")
+        wall.now = T0  # corrected: the wall clock steps back
+        second = run.add("Connection pool size: 20.")
+        assert run.status(first) == "superseded"
+        assert run.status(second) == "current"
+        rows = run.store.get_rows([first, second])
+        assert rows[second]["created_at"] > rows[first]["created_at"]
+    finally:
+        run.close()
+    # After a restart the clock starts past the newest stored stamp, the wall still behind.
+    run = Running(project, wall=SteppedWall(T0 + 1))
+    try:
+        third = run.add("Connection pool size: 30.")
+        assert run.status(second) == "superseded"
+        assert run.status(third) == "current"
+    finally:
+        run.close()
+
+
+def test_an_explicit_time_is_kept_and_observed_but_not_one_far_ahead(project: Path) -> None:
+    from lintaid.store.memory import StoreError
+
+    run = Running(project, wall=SteppedWall(T0))
+    try:
+        imported = run.add("Cache TTL seconds: 60.", created_at=T0 + 120)
+        assert run.store.get_rows([imported])[imported]["created_at"] == T0 + 120
+        later = run.add("Cache TTL seconds: 90.")  # stamped after the import it observed
+        assert run.status(imported) == "superseded" and run.status(later) == "current"
+        try:
+            run.add("Cache TTL seconds: 5.", created_at=T0 + 10 * 86_400)
+        except StoreError as err:
+            assert err.code == "bad_request" and "ahead" in err.message
+        else:
+            raise AssertionError("a time ten days ahead was accepted")
+    finally:
+        run.close()
+
+
+def test_a_stored_stamp_far_ahead_does_not_drag_the_clock(project: Path) -> None:
+    run = Running(project, wall=SteppedWall(T0))
+    run.add("The gateway listens on port 8080.")
+    run.close()
+    _plant(project, "mfuture", "A row from a broken clock.", created_at=T0 + 10**9)
+    with structlog.testing.capture_logs() as logged:
+        run = Running(project, wall=SteppedWall(T0))
+    try:
+        assert any(e["event"] == "clock_rows_ahead" for e in logged)
+        rid = run.add("The gateway listens on port 9090.")
+        assert run.store.get_rows([rid])[rid]["created_at"] < T0 + 1
+    finally:
+        run.close()

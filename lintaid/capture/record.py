@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import time
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -46,7 +45,9 @@ class NewRecord:
     tools: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     file_hashes: dict[str, str] = field(default_factory=dict)  # path -> sha256 at capture
-    created_at: float = field(default_factory=time.time)
+    # None: stamped by the store's clock at insert, so "newer" is the order of writes even
+    # when the wall clock steps back; set only for imports that carry their own time.
+    created_at: float | None = None
     valid_at: float | None = None
     expires_at: float | None = None
     supersedes: str | None = None
@@ -78,7 +79,8 @@ REQUEST, RESULT, SUMMARY, PATHS, TOOLS = (
 
 def prompt_record(*, client: str, session_id: str | None, event: str, prompt: str,
                   cwd: str | None, branch: str | None, revision: str | None,
-                  metadata: dict[str, Any], created_at: float) -> NewRecord | None:
+                  metadata: dict[str, Any],
+                  created_at: float | None = None) -> NewRecord | None:
     """The record of a prompt the person submitted (already redacted), or None if blank."""
     lines = [line.rstrip() for line in prompt.splitlines() if line.strip()]
     if not lines:
@@ -95,7 +97,7 @@ def capture_record(*, client: str, session_id: str | None, event: str, doc_type:
                    request: str, result: str, summary: str, paths: list[str],
                    tools: list[str], cwd: str | None, branch: str | None,
                    revision: str | None, metadata: dict[str, Any],
-                   created_at: float) -> NewRecord | None:
+                   created_at: float | None = None) -> NewRecord | None:
     """The record of a finished turn, compaction or session (fields already redacted)."""
     if not (request or result or summary):
         return None

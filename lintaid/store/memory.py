@@ -28,6 +28,7 @@ import structlog
 import tantivy
 
 from lintaid.capture.record import NewRecord, content_fingerprint, normalize_user
+from lintaid.clock import HybridClock
 from lintaid_client import paths
 
 from .derived_tables import DerivedTables
@@ -37,6 +38,9 @@ from .schema import DERIVED_VERSION_KEY, ensure_derived_schema, get_meta, set_me
 from .sqlite import batches, connect, in_batches, transaction
 
 INDEX_VERSION = 4  # 4: created_at and expires_at in milliseconds
+MAX_AHEAD_S = 86_400.0
+"""How far ahead of the wall clock a stored or explicit time may pull the store's clock: an
+import dated in the year 9000 must not drag every later stamp there."""
 log = structlog.get_logger("lintaid.store")
 
 
@@ -69,14 +73,19 @@ def _memory_schema() -> tantivy.Schema:
 
 
 class MemoryStore:
-    def __init__(self, root: Path) -> None:
+    """``wall``: the wall clock the store's hybrid clock reads (tests step it back)."""
+
+    def __init__(self, root: Path, *, wall: Callable[[], float] = time.time) -> None:
         self.root = root
+        self._wall = wall
         paths.ensure_state_dir(root)
         self.db_path = paths.memory_db_path(root)
         self._write = connect(self.db_path, durable=True)
         migrate(self._write)
         ensure_derived_schema(self._write)
         self.derived = DerivedTables(self._write)
+        self.clock = HybridClock(wall=wall)
+        self._observe_stored()
         self._local = threading.local()
         self._changed: set[str] = set()  # records written by the batch in progress
         self._seq = self._write.execute(
@@ -144,6 +153,37 @@ class MemoryStore:
         self.index.close()
         self._write.close()
 
+    # -- the clock -----------------------------------------------------------------------
+    def _observe_stored(self) -> None:
+        """Start the clock after every stored stamp, so a restart with the wall clock behind
+        the newest record still writes newer ones. Stamps beyond ``MAX_AHEAD_S`` are not
+        followed (logged): they came from a broken clock or an unchecked import."""
+        horizon = self._wall() + MAX_AHEAD_S
+        for table, column in (("records", "created_at"), ("links", "at")):
+            row = self._write.execute(
+                f"SELECT MAX({column}), SUM({column} > ?) FROM {table}"
+                f" WHERE typeof({column}) IN ('real', 'integer')", (horizon,)).fetchone()
+            newest, ahead = row[0], row[1] or 0
+            if ahead:
+                newest = self._write.execute(
+                    f"SELECT MAX({column}) FROM {table} WHERE typeof({column}) IN"
+                    f" ('real', 'integer') AND {column} <= ?", (horizon,)).fetchone()[0]
+                log.warning("clock_rows_ahead", table=table, rows=ahead,
+                            note="dated more than a day ahead of the wall clock; not followed")
+            if newest is not None:
+                self.clock.observe(float(newest))
+
+    def _stamp(self, explicit: float | None) -> float:
+        """The stamp of a new row: the clock's next, or an explicit (imported) time that the
+        clock takes in, so everything written after it is newer."""
+        if explicit is None:
+            return self.clock.now()
+        if explicit > self._wall() + MAX_AHEAD_S:
+            raise StoreError("bad_request", "created_at is more than a day ahead of this "
+                             "machine's clock")
+        self.clock.observe(explicit)
+        return explicit
+
     # -- writes (writer thread) ----------------------------------------------------------
     def mark_dirty(self, record_ids: Iterable[str]) -> None:
         """Note records whose derived state or index entry must be brought in step."""
@@ -205,6 +245,7 @@ class MemoryStore:
             return tomb["record_id"], "FORGOTTEN"
         if rec.supersedes:
             self._require_visible(rec.supersedes, user)
+        created = self._stamp(rec.created_at)
         now = time.time()
         self._write.execute(
             "INSERT INTO records(id, kind, source, user_id, provider, session_id, event, doc_type,"
@@ -215,7 +256,7 @@ class MemoryStore:
              rec.doc_type, rec.cwd, rec.branch, rec.revision, json.dumps(rec.paths),
              json.dumps(rec.tools), json.dumps(rec.metadata),
              json.dumps(rec.file_hashes), rec.content, fingerprint,
-             rec.created_at, now, rec.valid_at, rec.expires_at),
+             created, now, rec.valid_at, rec.expires_at),
         )
         self.audit(actor, "add", rid, user, None, rec.content,
                    {"supersedes": rec.supersedes} if rec.supersedes else None)
@@ -228,7 +269,7 @@ class MemoryStore:
         """Hold "``new_id`` supersedes ``old_id``" beside any other link; False: already held."""
         cur = self._write.execute(
             "INSERT OR IGNORE INTO links(new_id, old_id, user_id, actor, at) VALUES (?,?,?,?,?)",
-            (new_id, old_id, user_id, actor, time.time()))
+            (new_id, old_id, user_id, actor, self.clock.now()))
         if not cur.rowcount:
             return False
         self.audit(actor, "supersede", old_id, user_id, None, None, {"by": new_id})
