@@ -299,6 +299,9 @@ def status(root: Path, as_json: bool) -> None:
             f"{ws.get('watcher_mode', '?')}, queue {ws.get('queue_depth', 0)}, last event "
             f"{_ago(ws.get('last_event_at'))}"
         )
+        if ws.get("recovered"):
+            lines.append(f"  workspace.db was damaged ({ws['recovered']['reason']}): set aside "
+                         f"as {ws['recovered']['moved_to']} and rebuilt from the files")
     clients = [name for name, files in (data.get("clients") or {}).items() if files]
     lines.append(f"  clients   {', '.join(clients) or 'none installed'}")
     v = data["versions"]

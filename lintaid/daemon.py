@@ -33,6 +33,7 @@ from .ops import Services
 from .search import Reader
 from .server import Server
 from .spool_drain import SpoolDrainer
+from .store.integrity import Damaged
 from .store.memory import MemoryStore
 from .writer import Writer
 
@@ -69,6 +70,8 @@ class StartError(Exception):
 
 def start_reason(err: BaseException) -> str:
     """Why a start failed, in one line a person can act on."""
+    if isinstance(err, StartError):
+        return str(err)
     if isinstance(err, OSError) and err.strerror:
         where = f": {err.filename}" if err.filename else ""
         return f"{err.strerror}{where}"
@@ -129,7 +132,11 @@ class Daemon:
         logs.configure(paths.log_path(self.root), level=self.config.log_level,
                        stderr=self.config.log_stderr)
         endpoint = paths.endpoint(self.root)
-        self.store = MemoryStore(self.root)
+        try:
+            self.store = MemoryStore(self.root)
+        except Damaged as err:
+            raise StartError(f"{err}; the daemon will not run on it. Salvage it with: "
+                             f"lintaid recover --project {self.root}") from err
         self.writer = Writer(self.store)
         self.writer.start()
         self.reader = Reader(memory=self.store, wait_visible=self.writer.wait_visible)

@@ -31,6 +31,7 @@ from lintaid.capture.record import NewRecord, content_fingerprint, normalize_use
 from lintaid.clock import HybridClock
 from lintaid_client import paths
 
+from . import integrity
 from .derived_tables import DerivedTables
 from .index import TantivyIndex, millis
 from .migrations import migrate
@@ -80,12 +81,9 @@ class MemoryStore:
         self._wall = wall
         paths.ensure_state_dir(root)
         self.db_path = paths.memory_db_path(root)
-        self._write = connect(self.db_path, durable=True)
-        migrate(self._write)
-        ensure_derived_schema(self._write)
-        self.derived = DerivedTables(self._write)
         self.clock = HybridClock(wall=wall)
-        self._observe_stored()
+        self._write, self.integrity = self._open()
+        self.derived = DerivedTables(self._write)
         self._local = threading.local()
         self._changed: set[str] = set()  # records written by the batch in progress
         self._seq = self._write.execute(
@@ -107,6 +105,24 @@ class MemoryStore:
         self._indexer = threading.Thread(target=self._index_loop, name="lintaid-indexer",
                                          daemon=True)
         self._indexer.start()
+
+    def _open(self) -> tuple[sqlite3.Connection, str]:
+        """Connect, check, migrate and read the clock's start: raise ``integrity.Damaged``
+        (nothing written) when SQLite finds the file damaged on the way."""
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = connect(self.db_path, durable=True)
+            checked = integrity.check(conn, self.db_path, wall=self._wall)
+            migrate(conn)
+            ensure_derived_schema(conn)
+            self._observe_stored(conn)
+            return conn, checked
+        except BaseException as err:
+            if conn is not None:
+                conn.close()
+            if integrity.is_damage(err):
+                raise integrity.Damaged(self.db_path, str(err)) from err
+            raise
 
     # -- connections ---------------------------------------------------------------------
     def _read(self) -> sqlite3.Connection:
@@ -154,18 +170,18 @@ class MemoryStore:
         self._write.close()
 
     # -- the clock -----------------------------------------------------------------------
-    def _observe_stored(self) -> None:
+    def _observe_stored(self, conn: sqlite3.Connection) -> None:
         """Start the clock after every stored stamp, so a restart with the wall clock behind
         the newest record still writes newer ones. Stamps beyond ``MAX_AHEAD_S`` are not
         followed (logged): they came from a broken clock or an unchecked import."""
         horizon = self._wall() + MAX_AHEAD_S
         for table, column in (("records", "created_at"), ("links", "at")):
-            row = self._write.execute(
+            row = conn.execute(
                 f"SELECT MAX({column}), SUM({column} > ?) FROM {table}"
                 f" WHERE typeof({column}) IN ('real', 'integer')", (horizon,)).fetchone()
             newest, ahead = row[0], row[1] or 0
             if ahead:
-                newest = self._write.execute(
+                newest = conn.execute(
                     f"SELECT MAX({column}) FROM {table} WHERE typeof({column}) IN"
                     f" ('real', 'integer') AND {column} <= ?", (horizon,)).fetchone()[0]
                 log.warning("clock_rows_ahead", table=table, rows=ahead,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import sqlite3
 import threading
 import time
@@ -33,6 +34,7 @@ import tantivy
 
 from lintaid_client import paths
 
+from . import integrity
 from .derived_tables import DerivedTables
 from .index import TantivyIndex, boolean
 from .schema import DERIVED_SCHEMA, DERIVED_VERSION_KEY, get_meta, set_meta
@@ -155,8 +157,12 @@ class WorkspaceStore:
         self.root = root
         paths.ensure_state_dir(root)
         self.db_path = paths.workspace_db_path(root)
-        self._write = connect(self.db_path, durable=False)
-        self._migrate(derived_version)
+        self.recovered: dict[str, Any] | None = None  # set when a damaged file was set aside
+        try:
+            self._write, self.integrity = self._open(derived_version)
+        except integrity.Damaged as err:
+            self._set_aside(err)
+            self._write, self.integrity = self._open(derived_version)
         self.derived = DerivedTables(self._write)
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
@@ -168,9 +174,37 @@ class WorkspaceStore:
             self._write.execute("INSERT OR IGNORE INTO pending_index SELECT path FROM files")
         self.dirty = self._write.execute("SELECT 1 FROM pending_index LIMIT 1").fetchone() is not None
 
-    def _migrate(self, derived_version: str | None) -> None:
+    def _open(self, derived_version: str | None) -> tuple[sqlite3.Connection, str]:
+        """Connect, check and migrate; raise ``integrity.Damaged`` for a damaged file."""
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = connect(self.db_path, durable=False)
+            checked = integrity.check(conn, self.db_path)
+            self._migrate(conn, derived_version)
+            return conn, checked
+        except BaseException as err:
+            if conn is not None:
+                conn.close()
+            if integrity.is_damage(err):
+                raise integrity.Damaged(self.db_path, str(err)) from err
+            raise
+
+    def _set_aside(self, err: integrity.Damaged) -> None:
+        """Derived state: move the damaged file aside (only the newest damaged copy is kept)
+        and drop the index, so both are rebuilt from the project's files."""
+        older = integrity.damaged_copies(self.db_path)
+        moved = integrity.set_aside(self.db_path)
+        for old in older:
+            for suffix in ("", "-wal", "-shm"):
+                old.with_name(old.name + suffix).unlink(missing_ok=True)
+        shutil.rmtree(paths.index_dir(self.root, "workspace"), ignore_errors=True)
+        self.recovered = {"at": time.time(), "reason": err.detail, "moved_to": str(moved)}
+        log.error("workspace_db_damaged", reason=err.detail, moved_to=str(moved),
+                  action="rebuilding workspace.db and its index from the files")
+
+    @staticmethod
+    def _migrate(db: sqlite3.Connection, derived_version: str | None) -> None:
         """Derived data: on another schema or rules version, start empty instead of migrating."""
-        db = self._write
         db.executescript(WORKSPACE_SCHEMA)
         version = get_meta(db, "version")
         rules = get_meta(db, DERIVED_VERSION_KEY)

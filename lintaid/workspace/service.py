@@ -108,6 +108,8 @@ class Workspace:
             "git": self.rules.git,
             "max_file_bytes": self.rules.max_file_bytes,
             "error": self.last_error,
+            "integrity": self.store.integrity,
+            "recovered": self.store.recovered,
         }
 
     def reindex(self, full: bool = False) -> Future[dict[str, Any]]:
