@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -55,8 +56,10 @@ def _spelled(op: str, err: protocol.RemoteError) -> str:
             option = ops.OPS[op].arg(err.arg).option
         except KeyError:
             option = None
-        if option:
-            message = message.replace(f"'{err.arg}'", option).replace(err.arg, option)
+        if option and f"'{err.arg}'" in message:
+            message = message.replace(f"'{err.arg}'", option)
+        elif option:  # the bare name, as a whole word only ('to' must not touch "stop")
+            message = re.sub(rf"(?<![\w-]){re.escape(err.arg)}(?![\w-])", option, message)
     return message
 
 
@@ -302,6 +305,10 @@ def status(root: Path, as_json: bool) -> None:
         if ws.get("recovered"):
             lines.append(f"  workspace.db was damaged ({ws['recovered']['reason']}): set aside "
                          f"as {ws['recovered']['moved_to']} and rebuilt from the files")
+    backups = data.get("backups") or {}
+    lines.append(f"  backups   {backups.get('kept', 0)} kept"
+                 + (f", newest {_ago(backups.get('newest_at'))} ({backups['newest']})"
+                    if backups.get("newest") else ""))
     clients = [name for name, files in (data.get("clients") or {}).items() if files]
     lines.append(f"  clients   {', '.join(clients) or 'none installed'}")
     v = data["versions"]
@@ -527,6 +534,59 @@ def reindex(root: Path, full: bool) -> None:
     click.echo(f"workspace: {result.get('files_listed', 0)} files checked, "
                f"{result.get('added', 0)} added, {result.get('changed', 0)} changed, "
                f"{result.get('removed', 0)} removed in {result.get('seconds', 0)}s")
+
+
+# -- backups and recovery --------------------------------------------------------------------
+@main.command()
+@project_option
+@op_options("backup")
+@json_flag
+def backup(root: Path, as_json: bool, **values: Any) -> None:
+    """Back up memory.db now, consistently while the daemon runs: to --to FILE, or as the
+    next rolling backup in .lint-ai/backups/."""
+    args = op_args("backup", values)
+    if args.get("to"):
+        args["to"] = os.path.abspath(os.path.expanduser(args["to"]))
+    result = call(root, "backup", args, timeout=600)
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    click.echo(f"backed up memory.db to {result['path']} "
+               f"({result['bytes'] / 2**20:.1f} MiB, {result['seconds']:.2f}s)")
+
+
+@main.command()
+@project_option
+@json_flag
+def recover(root: Path, as_json: bool) -> None:
+    """Salvage a damaged memory.db: every readable row, then the newest backup; the damaged
+    file is kept aside. Stops the daemon first; spooled events replay when it starts."""
+    from .recovery import RecoveryError, recover_project
+
+    fd = None
+    for _attempt in range(3):  # an agent's hook may start the daemon again meanwhile
+        step = stop_daemon(root)
+        if step != "not-running" and not as_json:
+            click.echo(f"lintaid daemon stopped ({step})", err=True)
+        try:
+            fd = lock.acquire(paths.lock_path(root), retry_s=5.0)
+            break
+        except lock.AlreadyRunning:
+            time.sleep(0.5)
+    if fd is None:
+        fail("a daemon keeps starting for this project; stop its agents' sessions and run "
+             "`lintaid recover` again")
+    try:
+        report = recover_project(root)
+    except RecoveryError as err:
+        fail(str(err))
+    finally:
+        lock.release(fd)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    for line in report.lines():
+        click.echo(line)
 
 
 # -- integrations ----------------------------------------------------------------------------

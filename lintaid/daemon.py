@@ -33,6 +33,7 @@ from .ops import Services
 from .search import Reader
 from .server import Server
 from .spool_drain import SpoolDrainer
+from .store.backup import rolling_backups
 from .store.integrity import Damaged
 from .store.memory import MemoryStore
 from .writer import Writer
@@ -54,6 +55,8 @@ class Config:
     watch_workspace: bool = True
     log_level: str = "info"
     log_stderr: bool = False
+    backup_interval_s: float = 3600.0  # a rolling backup this often, while there were writes
+
 
     @classmethod
     def from_env(cls) -> Config:
@@ -61,7 +64,19 @@ class Config:
         if os.environ.get("LINTAID_NO_WATCH") == "1":
             cfg.watch_workspace = False
         cfg.log_level = os.environ.get("LINTAID_LOG_LEVEL", cfg.log_level)
+        try:
+            cfg.backup_interval_s = max(1.0, float(os.environ.get(
+                "LINTAID_BACKUP_INTERVAL_S", cfg.backup_interval_s)))
+        except ValueError:
+            pass
         return cfg
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
 
 
 class StartError(Exception):
@@ -152,6 +167,9 @@ class Daemon:
                  index_rebuilt=self.store.index.rebuilt, version=self.version)
         self.drainer = SpoolDrainer(self.root, hooks.handle)
         self.drainer.start()
+        self._backups = threading.Thread(target=self._backup_loop, name="lintaid-backup",
+                                         daemon=True)
+        self._backups.start()
         if self.config.watch_workspace:
             self._start_workspace()
 
@@ -192,6 +210,9 @@ class Daemon:
         self.server.drain()
         self.writer.stop()
         self.server.close()
+        self._backups.join(60)
+        if self.store.changed_since_backup() or not rolling_backups(self.root):
+            self._rolling_backup("stop")
         self.store.close()
         log.info("stopped")
 
@@ -208,6 +229,41 @@ class Daemon:
             raise protocol.BadRequest("the workspace watcher is off for this daemon")
         future: Future[dict[str, Any]] = self.workspace.reindex(full=full)
         return future
+
+    # -- backups ---------------------------------------------------------------------------
+    def _backup_loop(self) -> None:
+        while not self._stop.wait(self.config.backup_interval_s):
+            if self.store.changed_since_backup():
+                self._rolling_backup("scheduled")
+
+    def _rolling_backup(self, reason: str) -> None:
+        """A rolling backup that never raises: a failed one is logged, older ones stay."""
+        try:
+            info = self.store.backup()
+        except Exception as err:
+            log.error("backup_failed", reason=reason, error=str(err))
+            return
+        log.info("backed_up", reason=reason, **info.to_dict())
+
+    def backup(self, to: str | None) -> dict[str, Any]:
+        """The ``backup`` op: a checked copy to ``to`` (absolute), or a rolling backup."""
+        target: Path | None = None
+        if to is not None:
+            target = Path(to)
+            if not target.is_absolute():
+                raise protocol.BadRequest("'to' must be an absolute path", arg="to")
+            if target.is_dir():
+                raise protocol.BadRequest(f"'to' is a folder: {to}", arg="to")
+            if not target.parent.is_dir():
+                raise protocol.BadRequest(f"'to': no folder {target.parent}", arg="to")
+        try:
+            info = self.store.backup(target)
+        except Damaged as err:
+            raise protocol.RemoteError(
+                f"{err}; no backup was written. Salvage it with: lintaid recover --project "
+                f"{self.root}", protocol.INTERNAL) from err
+        log.info("backed_up", reason="requested", **info.to_dict())
+        return info.to_dict()
 
     # -- status ----------------------------------------------------------------------------
     def _write_status(self, endpoint: str) -> None:
@@ -262,6 +318,11 @@ class Daemon:
                 "tantivy": _version("tantivy"),
             },
         }
+        kept = rolling_backups(self.root)
+        result["integrity"] = {"memory": self.store.integrity}
+        result["backups"] = {"kept": len(kept), "newest": str(kept[-1]) if kept else None,
+                             "newest_at": _mtime(kept[-1]) if kept else None,
+                             "interval_s": self.config.backup_interval_s}
         if self.workspace is not None:
             result["workspace"] = self.workspace.status()
         return result

@@ -48,6 +48,8 @@ class Control(Protocol):
 
     def ping(self) -> dict[str, Any]: ...
 
+    def backup(self, to: str | None) -> dict[str, Any]: ...
+
 
 class Hooks(Protocol):
     def handle(self, provider: str, event: str, payload: dict[str, Any], *,
@@ -221,6 +223,10 @@ def op_reindex(s: Services, args: Args) -> Future[Args]:
     return s.control.reindex(args["full"])
 
 
+def op_backup(s: Services, args: Args) -> Args:
+    return s.control.backup(args["to"])
+
+
 HANDLERS: dict[str, Handler] = {
     "ping": op_ping,
     "status": op_status,
@@ -236,6 +242,7 @@ HANDLERS: dict[str, Handler] = {
     "expire": op_expire,
     "history": op_history,
     "reindex": op_reindex,
+    "backup": op_backup,
 }
 
 

@@ -89,3 +89,48 @@ def test_a_damaged_workspace_db_is_set_aside_and_rebuilt_from_the_files(project:
         assert run_json(project, "status", env=WATCH)["workspace"]["recovered"] is None
     finally:
         stop_daemon(project, env=WATCH)
+
+
+def test_recover_brings_back_every_readable_row_and_the_backups_rows(project: Path) -> None:
+    db = paths.memory_db_path(project)
+    start_daemon(project)
+    early = fill(project, 400, word="albatross")
+    stop_daemon(project)  # a clean stop leaves a rolling backup holding ``early``
+    backups = sorted((paths.state_dir(project) / "backups").glob("memory-*.db"))
+    assert len(backups) == 1 and backups[0].stat().st_mode & 0o777 == 0o600
+    start_daemon(project)
+    late = fill(project, 20, word="cormorant")
+    forgotten = early[0]
+    run_cli(project, "forget", forgotten)
+    stop_daemon(project)
+    for extra in sorted((paths.state_dir(project) / "backups").glob("memory-*.db"))[1:]:
+        extra.unlink()  # as if the daemon had stopped before its next backup
+    overwrite_pages(db, three_pages(db))  # three leaves among the early rows
+    damaged_bytes = db.read_bytes()
+    assert run_cli(project, "start", check=False).returncode != 0
+
+    report = json.loads(run_cli(project, "recover", "--json").stdout)
+
+    assert report["needed"] and "malformed" in report["damage"]
+    records = report["tables"]["records"]
+    assert records["salvaged"] > 0 and records["from_backup"] > 0
+    assert records["damaged_stretches"] >= 1
+    assert Path(report["damaged_copy"]).read_bytes() == damaged_bytes  # kept as it was
+    assert report["backup"] == str(backups[0])
+    start_daemon(project)
+    try:
+        listed = {h["id"] for h in run_json(project, "list", "--limit", "1000")["results"]}
+        assert listed == set(early[1:]) | set(late)  # nothing lost, the forgotten one stays so
+        for i in (0, 133, 266, 399):  # rows from every part of the table, damaged or not
+            hits = run_json(project, "search", f"albatross stage {i} keeps {i}")["results"]
+            assert i == 0 or hits[0]["id"] == early[i]
+        assert run_json(project, "search", "cormorant stage 7")["results"][0]["id"] == late[7]
+        assert forgotten not in {h["id"] for h in run_json(
+            project, "search", "albatross stage 0 keeps 0", "--top-k", "100")["results"]}
+        status = run_json(project, "status")
+        assert status["memory"]["records"] == 420 and status["integrity"]["memory"] == "ok"
+    finally:
+        stop_daemon(project)
+    # A whole database: recover says so and changes nothing.
+    again = run_cli(project, "recover")
+    assert "nothing to recover" in again.stdout

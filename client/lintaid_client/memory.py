@@ -371,6 +371,13 @@ class Memory:
         """The daemon's status: pid, uptime, counts, queue depths, versions."""
         return self._call("status")
 
+    def backup(self, to: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+        """A consistent, checked copy of memory.db, made by the daemon while it runs: to
+        ``to`` (relative to this process's folder), or as the next rolling backup in
+        ``.lint-ai/backups/``. Returns ``{path, bytes, seconds, at}``."""
+        target = None if to is None else os.path.abspath(os.fspath(to))
+        return self._call("backup", {"to": target})
+
     def call(self, op: str, args: Mapping[str, Any] | None = None) -> Any:
         """One request for ``op`` with its arguments as ``ops.OPS`` declares them, returning
         the daemon's result as sent. This client's user id, actor and source fill in what

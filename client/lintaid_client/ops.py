@@ -40,6 +40,8 @@ MAX_META_DEPTH: Final = 8
 MAX_BATCH: Final = 1000
 MAX_TOP_K: Final = 100
 MAX_LIST: Final = 1000
+MAX_PATH_BYTES: Final = 4096
+BACKUPS_KEPT: Final = 5
 STORES: Final = ("memory", "workspace", "all")
 TIME_HELP: Final = "ISO 8601, UTC unless it names a zone, or epoch seconds"
 
@@ -192,6 +194,12 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
        tool="memory_history"),
     Op("reindex", WRITE, "Bring the workspace index in step with the files.", (
         Arg("full", BOOL, "re-read every file, not only changed ones", default=False),
+    )),
+    Op("backup", READ, "Write a consistent copy of memory.db while the daemon runs (SQLite's "
+       "online backup), checked before it is kept.", (
+        Arg("to", STR, "the file to write, an absolute path (default: the next rolling "
+            f"backup in .lint-ai/backups/, the newest {BACKUPS_KEPT} kept)",
+            max_bytes=MAX_PATH_BYTES, cli="--to"),
     )),
 )}
 

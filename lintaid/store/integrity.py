@@ -63,15 +63,16 @@ def _size(path: Path) -> int:
 
 
 def check(conn: sqlite3.Connection, path: Path, *,
-          wall: Callable[[], float] = time.time) -> str:
+          wall: Callable[[], float] = time.time, always: bool = False) -> str:
     """``"ok"`` or ``"skipped"`` (large, and checked cleanly of late); raise Damaged.
 
-    Reads only, except that a large database records when its clean check ran.
+    Reads only, except that a large database records when its clean check ran. ``always``:
+    never skip (a backup about to replace an older one).
     """
     now = wall()
     large = _size(path) > CHECK_ALWAYS_BYTES
     try:
-        if large:
+        if large and not always:
             last = _meta(conn, CHECKED_KEY)
             try:
                 if last is not None and 0 <= now - float(last) < RECHECK_AFTER_S:

@@ -32,6 +32,7 @@ from lintaid.clock import HybridClock
 from lintaid_client import paths
 
 from . import integrity
+from .backup import BackupInfo, copy_database, rolling_backup
 from .derived_tables import DerivedTables
 from .index import TantivyIndex, millis
 from .migrations import migrate
@@ -84,6 +85,7 @@ class MemoryStore:
         self.clock = HybridClock(wall=wall)
         self._write, self.integrity = self._open()
         self.derived = DerivedTables(self._write)
+        self._backed_up_changes = -1  # set after the start-up writes below
         self._local = threading.local()
         self._changed: set[str] = set()  # records written by the batch in progress
         self._seq = self._write.execute(
@@ -102,6 +104,7 @@ class MemoryStore:
         except Exception as err:  # rows stay pending: the indexer retries after each commit
             log.error("index_replay_failed", error=str(err))
         self._clear_indexed()
+        self._backed_up_changes = self._write.total_changes
         self._indexer = threading.Thread(target=self._index_loop, name="lintaid-indexer",
                                          daemon=True)
         self._indexer.start()
@@ -168,6 +171,23 @@ class MemoryStore:
         self._clear_indexed()
         self.index.close()
         self._write.close()
+
+    # -- backups (any thread) ------------------------------------------------------------
+    def backup(self, to: Path | None = None) -> BackupInfo:
+        """A consistent copy of memory.db, taken while the writer goes on: to ``to``, or as
+        the next rolling backup. Raise ``integrity.Damaged`` when the copy is not whole."""
+        changes = self._write.total_changes
+        if to is None:
+            info = rolling_backup(self.root, self.db_path)
+            self._backed_up_changes = changes
+        else:
+            info = copy_database(self.db_path, to)
+        return info
+
+    def changed_since_backup(self) -> bool:
+        """Whether anything was written since the last rolling backup (or since start, when
+        this daemon made none: a restart without writes makes no new backup)."""
+        return self._write.total_changes != self._backed_up_changes
 
     # -- the clock -----------------------------------------------------------------------
     def _observe_stored(self, conn: sqlite3.Connection) -> None:

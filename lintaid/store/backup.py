@@ -1,0 +1,131 @@
+"""Online backups of memory.db through SQLite's backup API.
+
+A backup is a consistent snapshot taken from a read connection while the writer goes on (WAL):
+copied into a private temporary file beside the target, switched out of WAL so it is one
+self-contained file, checked with ``quick_check`` (a damaged source never replaces a good
+backup), synced, then renamed into place. Rolling backups live in ``.lint-ai/backups/`` as
+``memory-<UTC time>.db``; the newest ``KEEP`` are kept.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from lintaid_client import paths
+from lintaid_client.ops import BACKUPS_KEPT
+
+from .integrity import Damaged, check
+
+KEEP: Final = BACKUPS_KEPT
+PREFIX: Final = "memory-"
+SUFFIX: Final = ".db"
+_rotate_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class BackupInfo:
+    path: str
+    bytes: int
+    seconds: float
+    at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def backup_dir(root: Path) -> Path:
+    return paths.state_dir(root) / "backups"
+
+
+def rolling_backups(root: Path) -> list[Path]:
+    """The rolling backups of ``root``'s memory.db, oldest first."""
+    folder = backup_dir(root)
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir()
+                  if p.name.startswith(PREFIX) and p.name.endswith(SUFFIX))
+
+
+def copy_database(source: Path, target: Path) -> BackupInfo:
+    """Write a consistent, checked copy of the database at ``source`` to ``target`` (0600).
+
+    Raise ``Damaged`` (and leave ``target`` as it was) when the copy fails its check.
+    """
+    started = time.monotonic()
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.close(fd)
+    try:
+        src = sqlite3.connect(str(source), timeout=30)
+        try:
+            dst = sqlite3.connect(str(tmp))
+            try:
+                src.backup(dst)  # one step: one read snapshot, the writer carries on
+                dst.execute("PRAGMA journal_mode=DELETE")
+                check(dst, tmp, always=True)
+            finally:
+                dst.close()
+        finally:
+            src.close()
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+        _sync_dir(target.parent)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return BackupInfo(path=str(target), bytes=target.stat().st_size,
+                      seconds=round(time.monotonic() - started, 3), at=time.time())
+
+
+def rolling_backup(root: Path, source: Path, keep: int = KEEP) -> BackupInfo:
+    """A new rolling backup of ``source``; the oldest beyond ``keep`` are removed."""
+    folder = backup_dir(root)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    now = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{now % 1:.3f}"[1:] + "Z"
+    target = folder / f"{PREFIX}{stamp}{SUFFIX}"
+    n = 1
+    while target.exists():  # two in one millisecond: the later sorts after
+        n += 1
+        target = folder / f"{PREFIX}{stamp}-{n}{SUFFIX}"
+    info = copy_database(source, target)
+    with _rotate_lock:
+        for old in rolling_backups(root)[:-keep] if keep > 0 else []:
+            old.unlink(missing_ok=True)
+    return info
+
+
+def newest_whole_backup(root: Path) -> tuple[Path | None, list[str]]:
+    """The newest rolling backup that passes ``quick_check``, and why newer ones did not."""
+    problems: list[str] = []
+    for candidate in reversed(rolling_backups(root)):
+        try:
+            conn = sqlite3.connect(f"file:{candidate}?mode=ro", uri=True)
+            try:
+                check(conn, candidate, always=True)
+            finally:
+                conn.close()
+            return candidate, problems
+        except (Damaged, sqlite3.Error) as err:
+            problems.append(f"{candidate.name}: {err}")
+    return None, problems
+
+
+def _sync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
