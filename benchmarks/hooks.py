@@ -94,6 +94,17 @@ def main() -> None:
         payload = stop_payload(transcript, session_id=f"s{i}", cwd=str(root))
         stop_hook.append(timed(hook("Stop"), json.dumps(payload), bare_env))
 
+    # A 1 MB pasted prompt, then a normal one right after it: both must stay in budget.
+    big_text = "How is the gateway retry policy configured? " + " ".join(
+        f"w{(i * 7919) % 5003}" for i in range(170_000))
+    big_prompt, after_big = [], []
+    for i in range(max(5, opts.runs // 4)):
+        payload = {"session_id": f"b{i}", "cwd": str(root), "hook_event_name": "UserPromptSubmit",
+                   "prompt": big_text[:1_000_000]}
+        big_prompt.append(timed(hook("UserPromptSubmit"), json.dumps(payload), bare_env))
+        payload = {**payload, "session_id": f"a{i}", "prompt": "gateway retry policy?"}
+        after_big.append(timed(hook("UserPromptSubmit"), json.dumps(payload), bare_env))
+
     cli: dict[str, list[float]] = {"status": [], "search": [], "add": []}
     for i in range(max(5, opts.runs // 4)):
         cli["status"].append(timed([*lintaid, "status"], "", env))
@@ -164,6 +175,8 @@ def main() -> None:
     print(summary("floor: python -I -S -c pass", floor))
     print(summary("hook UserPromptSubmit, daemon up", prompt, floor))
     print(summary("hook Stop capture, daemon up", stop_hook, floor))
+    print(summary("hook UserPromptSubmit, 1 MB prompt", big_prompt, floor))
+    print(summary("hook UserPromptSubmit after it", after_big, floor))
     print(summary("floor (second series)", floor_down))
     print(summary("hook Stop, daemon down (spool)", spooled, floor_down))
     for name, values in cli.items():

@@ -8,8 +8,10 @@ client-specific happens behind its interface.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import re
 import stat
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -36,6 +38,11 @@ SESSION_START_QUERY = "decisions unresolved work failures implemented changes"
 MAX_HASHED_FILE = 1024 * 1024
 MAX_HASHED_PATHS = 50
 PER_SESSION = 2
+MAX_PROMPT_CHARS = 20_000
+"""A prompt is cut to this before anything reads it: nothing downstream uses more (the query
+takes the first 20,000 characters, the stored prompt its first 4,000 bytes), and redacting,
+matching and rendering a 1 MB paste would cost the hook its budget."""
+_LAST_SPACE = re.compile(r"\s\S*\Z")
 # Payload keys worth keeping as provenance (redacted); the rest is noise or already a field.
 METADATA_KEYS = ("agent_id", "agent_type", "trigger", "reason", "source", "permission_mode",
                  "prompt_id", "transcript_path", "agent_transcript_path")
@@ -72,7 +79,7 @@ class HookDispatcher:
             client = registry.get(provider)
         except KeyError as err:
             raise protocol.BadRequest(str(err.args[0]), arg="provider") from None
-        ev = client.parse(event, payload)
+        ev = cut_prompt(client.parse(event, payload))
         # Every event gets the client's answer: some clients need one even with nothing to
         # inject (a tool gate that must say "allow").
         output = client.output(ev, self.inject(ev) if inject and ev.inject else None)
@@ -133,6 +140,19 @@ class HookDispatcher:
         return injection.render(hits, where=injection.Where(branch, revision, cwd),
                                 query=query, max_records=top_k,
                                 max_bytes=self.config.max_bytes)
+
+
+def cut_prompt(ev: HookEvent, limit: int = MAX_PROMPT_CHARS) -> HookEvent:
+    """The event with its prompt cut to ``limit`` characters at a whitespace boundary, so a
+    secret is never split into a half the redactor cannot recognise (a first word longer than
+    the limit is dropped whole). Before redaction, search and storage."""
+    if ev.prompt is None or len(ev.prompt) <= limit:
+        return ev
+    head = ev.prompt[:limit + 1]
+    end = _LAST_SPACE.search(head)
+    cut = head[:end.start()].rstrip() if end else ""
+    log.info("prompt_cut", chars=len(ev.prompt), kept=len(cut))
+    return dataclasses.replace(ev, prompt=cut)
 
 
 def build_records(client: AgentClient, ev: HookEvent, *,
