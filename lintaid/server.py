@@ -6,8 +6,9 @@ the next request. A handler's result may be a future (a write resolves after its
 reply is queued by a done-callback on whatever thread resolves it and the loop is woken
 through a pipe, so only the loop thread ever touches the socket.
 
-A request that cannot be decoded at all is dropped (there is nobody to answer); every
-decodable one gets a typed reply, an oversized one included.
+Every message gets a typed reply: one that does not decode (oversized, invalid UTF-8, an
+integer key, an extension type, nested too deep) is answered ``too_large`` or ``bad_request``
+with the request id read from its top-level map when there is one.
 """
 
 from __future__ import annotations
@@ -136,19 +137,22 @@ class Server:
         identity, body = frames[:1], frames[1:]
         content_type = body[0] if len(body) == 2 else None
         size = sum(len(f) for f in body)
+        if content_type != protocol.CONTENT_JSON:
+            content_type = None
         if size > protocol.MAX_MESSAGE_BYTES:
             self._send(identity, content_type, protocol.error_reply(
-                None, protocol.TOO_LARGE,
+                protocol.peek_id(body), protocol.TOO_LARGE,
                 f"message of {size} bytes is larger than {protocol.MAX_MESSAGE_BYTES}"))
             return
         try:
             message, content_type = protocol.decode(body)
         except (ValueError, TypeError) as err:
-            if content_type == protocol.CONTENT_JSON:  # the peer said what it speaks
-                self._send(identity, content_type, protocol.error_reply(
-                    None, protocol.BAD_REQUEST, f"not a readable message: {err}"))
-            else:
-                log.warning("malformed_message", error=str(err), size=size)
+            # Answered, to the request's id when one can be read, so no client waits for a
+            # reply that never comes; a message with no id is answered all the same.
+            rid = protocol.peek_id(body)
+            log.warning("malformed_message", error=str(err)[:200], size=size, id=rid)
+            self._send(identity, content_type, protocol.error_reply(
+                rid, protocol.BAD_REQUEST, f"not a readable message: {str(err)[:300]}"))
             return
         self._route(identity, content_type, message)
 

@@ -157,8 +157,13 @@ def _refuse_ext(code: int, data: bytes) -> Any:
     raise ValueError(f"msgpack extension type {code} is not accepted")
 
 
+_PLAIN: Final = (str, bytes, int, float, bool, type(None))
+
+
 def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
-    """Raise ValueError when containers nest deeper than ``limit`` (iteratively: no recursion)."""
+    """Raise ValueError when containers nest deeper than ``limit``, or when a value is not
+    plain data (a msgpack Timestamp, which msgpack decodes before any ``ext_hook`` sees it).
+    Iteratively: no recursion."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
@@ -166,8 +171,10 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
             children: Any = item.values()
         elif isinstance(item, list):
             children = item
-        else:
+        elif isinstance(item, _PLAIN):
             continue
+        else:
+            raise ValueError(f"a msgpack {type(item).__name__} is not accepted, only plain data")
         if depth >= limit:
             raise ValueError(f"nested deeper than {limit} levels")
         stack.extend((child, depth + 1) for child in children)
@@ -228,6 +235,41 @@ def error_reply(request_id: str | None, code: str, message: str, *,
     if arg:
         error["arg"] = arg
     return {"v": VERSION, "id": request_id, "ok": False, "error": error}
+
+
+def peek_id(frames: list[bytes]) -> str | None:
+    """The request id of a message that does not decode (too large, invalid UTF-8 in some
+    string, an integer key, an extension type, too deep), so it can still be answered; None
+    when no string id can be found. Reads the top-level map's keys and skips the values."""
+    try:
+        if len(frames) == 2 and frames[0] == CONTENT_JSON:
+            import re
+
+            found = re.search(rb'"id"\s*:\s*("(?:[^"\\]|\\.){1,400}")', frames[1][:8192])
+            value = json.loads(found.group(1)) if found else None
+        elif len(frames) == 1:
+            import msgpack
+
+            unpacker = msgpack.Unpacker(raw=False, unicode_errors="surrogateescape",
+                                        strict_map_key=False, max_buffer_size=len(frames[0]))
+            unpacker.feed(frames[0])
+            value = None
+            for _ in range(min(unpacker.read_map_header(), 64)):
+                if unpacker.unpack() == "id":
+                    value = unpacker.unpack()
+                    break
+                unpacker.skip()
+        else:
+            return None
+    except Exception:  # anything unreadable: there is no id to answer to
+        return None
+    if not isinstance(value, str) or not 0 < len(value) <= 200:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
 
 
 def raise_for_error(reply: dict[str, Any]) -> Any:
