@@ -196,7 +196,7 @@ def _run_foreground(root: Path) -> int:
     except lock.AlreadyRunning as err:
         fail(str(err))
     except OSError as err:
-        fail(f"cannot create {paths.state_dir(root)}: {err.strerror}")
+        fail(f"cannot use {err.filename or paths.state_dir(root)}: {err.strerror}")
     try:
         from .daemon import Daemon, StartError
 

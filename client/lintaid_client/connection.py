@@ -111,12 +111,28 @@ def ping(root: Path, timeout: float = 0.5) -> dict[str, Any] | None:
     return answer if isinstance(answer, dict) else None
 
 
+def _unwritable(state: Path) -> str | None:
+    """Why nothing (not even the reason for a failed start) can be written in ``state``."""
+    try:
+        if os.statvfs(state).f_flag & os.ST_RDONLY:
+            return f"{state} is on a read-only file system"
+    except OSError:
+        return None
+    return None if os.access(state, os.W_OK) else f"{state} is not writable by this user"
+
+
 def ensure_daemon(root: Path, *, timeout: float = 15.0) -> dict[str, Any]:
     """Return once the project's daemon answers ``ping``, starting it detached if needed."""
     answer = ping(root, timeout=0.5)
     if answer is not None:
         return answer
-    proc = launch.spawn_daemon(root)
+    try:
+        proc = launch.spawn_daemon(root)
+    except OSError as err:  # a read-only project tree, a full disk, no permission
+        where = err.filename or paths.state_dir(root)
+        raise protocol.DaemonUnavailable(
+            f"the daemon could not start: cannot create {where}: {err.strerror or err}"
+        ) from None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         answer = ping(root, timeout=0.5)
@@ -131,7 +147,7 @@ def ensure_daemon(root: Path, *, timeout: float = 15.0) -> dict[str, Any]:
             answer = ping(root, timeout=1.0)
             if answer is not None:
                 return answer
-            reason = launch.start_failure(root)
+            reason = launch.start_failure(root) or _unwritable(paths.state_dir(root))
             if reason:
                 raise protocol.DaemonUnavailable(f"the daemon could not start: {reason}")
             raise protocol.DaemonUnavailable(
