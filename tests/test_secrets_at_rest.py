@@ -1,0 +1,165 @@
+"""Nothing secret at rest: after each write path, every file under ``.lint-ai/`` (databases,
+WAL, indexes, spool, logs, backups) is searched for a list of fake secrets, and the search
+indexes are asked for their words. None may be found anywhere."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import tantivy
+
+from lintaid_client import Memory, paths, spool
+from tests.conftest import lintaid_env, run_cli, run_hook, start_daemon, stop_daemon, wait_for
+from tests.redaction_corpus import SECRETS
+from tests.transcripts import FAKE_SECRETS, stop_payload, write_secret_transcript
+
+CORPUS_LINES = [line for _name, line, _secrets, _kept in SECRETS]
+ALL_SECRETS = sorted({s for *_x, secrets, _k in SECRETS for s in secrets} | set(FAKE_SECRETS))
+WINDOW = 12  # a piece this long of a secret counts as the secret
+
+
+def needles() -> list[bytes]:
+    out: set[bytes] = set()
+    for secret in ALL_SECRETS:
+        pieces = [secret] if len(secret) <= WINDOW else [
+            secret[i:i + WINDOW] for i in range(len(secret) - WINDOW + 1)]
+        for piece in pieces:
+            out.update({piece.encode(), piece.lower().encode()})
+    return sorted(out)
+
+
+NEEDLES = needles()
+
+
+def found_on_disk(root: Path) -> list[str]:
+    """``file: piece`` for every piece of a secret in any file under .lint-ai."""
+    hits = []
+    for path in sorted(paths.state_dir(root).rglob("*")):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        lowered = data.lower()
+        for needle in NEEDLES:
+            if needle in data or needle.lower() in lowered:
+                hits.append(f"{path.relative_to(root)}: {needle.decode()!r}")
+                break
+    return hits
+
+
+def words(secret: str) -> list[str]:
+    """The words a search index would hold for a secret (long enough to mean it)."""
+    return [w for w in re.split(r"[^0-9a-z]+", secret.lower()) if len(w) >= 10]
+
+
+def found_in_indexes(root: Path, secrets: list[str] = ALL_SECRETS) -> list[str]:
+    """Secret words any search index answers to (its term dictionaries are compressed, so
+    reading their bytes alone proves nothing)."""
+    hits = []
+    for folder in sorted((paths.state_dir(root) / "index").glob("*")):
+        if not (folder / "meta.json").exists():
+            continue
+        index = tantivy.Index.open(str(folder))
+        schema = json.loads((folder / "meta.json").read_text())["schema"]
+        fields = [f["name"] for f in schema if f["type"] == "text"]
+        searcher = index.searcher()
+        for secret in secrets:
+            for word in words(secret):
+                query, _errors = index.parse_query_lenient(word, fields)
+                if searcher.search(query, limit=1).hits:
+                    hits.append(f"{folder.name}: {word}")
+    return hits
+
+
+def assert_nothing_secret(root: Path) -> None:
+    assert found_on_disk(root) == []
+    assert found_in_indexes(root) == []
+
+
+def mcp_add(root: Path, content: str) -> dict:
+    """``add_memory`` through the MCP shim as an agent calls it (JSON-RPC over stdio)."""
+    calls = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "pytest", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "add_memory", "arguments": {"content": content}}},
+    ]
+    proc = subprocess.run([sys.executable, "-m", "lintaid_client.mcp", "--project", str(root)],
+                          input="".join(json.dumps(c) + "\n" for c in calls), text=True,
+                          capture_output=True, env=lintaid_env(), timeout=60)
+    replies = {r.get("id"): r for r in map(json.loads, proc.stdout.splitlines())}
+    result = replies[2]["result"]
+    assert not result.get("isError"), result
+    return result["structuredContent"]
+
+
+def test_no_secret_reaches_any_file_on_any_path(project: Path, tmp_path: Path) -> None:
+    start_daemon(project)
+    try:
+        # 1. The Python API: secrets in content, in metadata values and in metadata keys.
+        with Memory(project=project) as m:
+            for i, line in enumerate(CORPUS_LINES):
+                m.add(f"Note {i}: {line}", metadata={
+                    "api_key": ALL_SECRETS[i % len(ALL_SECRETS)], "context": line,
+                    FAKE_SECRETS[1]: "a token as a key", "nested": {"token": FAKE_SECRETS[9]}})
+        assert_nothing_secret(project)
+
+        # 2. The hooks, daemon up: a prompt full of secrets, then a turn captured on Stop.
+        for i, line in enumerate(CORPUS_LINES[:12]):
+            run_hook(project, "UserPromptSubmit", {"session_id": f"p{i}", "prompt": line})
+        transcript = write_secret_transcript(tmp_path / "secret.jsonl", cwd=str(project))
+        run_hook(project, "Stop", stop_payload(transcript, cwd=str(project)))
+        assert_nothing_secret(project)
+
+        # 3. MCP add_memory.
+        for line in CORPUS_LINES[12:20]:
+            mcp_add(project, f"Agent note: {line}")
+        assert_nothing_secret(project)
+
+        # 4. Backups: one on request.
+        run_cli(project, "backup")
+        assert_nothing_secret(project)
+    finally:
+        stop_daemon(project)  # 5. the clean stop's backup and the checkpointed WAL
+    assert_nothing_secret(project)
+
+    # 6. The hooks, daemon down: events go to the spool (written by a detached child).
+    down = lintaid_env(LINTAID_NO_AUTOSTART="1")
+    for i, line in enumerate(CORPUS_LINES[20:30]):
+        run_hook(project, "UserPromptSubmit", {"session_id": f"d{i}", "prompt": line},
+                 env=down)
+    second = write_secret_transcript(tmp_path / "secret2.jsonl", session_id="down-session",
+                                     cwd=str(project))
+    run_hook(project, "Stop", stop_payload(second, session_id="down-session",
+                                           cwd=str(project)), env=down)
+    wait_for(lambda: len(spool.pending(project)) == 11, timeout=30)
+    assert_nothing_secret(project)
+
+    # 7. The spool drained into the store.
+    start_daemon(project)
+    try:
+        wait_for(lambda: not spool.pending(project), timeout=30)
+        assert_nothing_secret(project)
+    finally:
+        stop_daemon(project)
+    assert_nothing_secret(project)
+
+
+def test_the_search_catches_a_planted_secret(project: Path) -> None:
+    """The checks above can fail: a secret written behind the redactor's back is found, on
+    disk and in the index."""
+    start_daemon(project)
+    try:
+        run_cli(project, "add", "A harmless note about the gannetcluster deploy.")
+    finally:
+        stop_daemon(project)
+    (paths.state_dir(project) / "logs" / "planted.txt").write_text(f"oops {FAKE_SECRETS[1]}\n")
+    found = found_on_disk(project)
+    assert len(found) == 1 and found[0].startswith(".lint-ai/logs/planted.txt: ")
+    assert found_in_indexes(project, ["gannetcluster"]) == ["memory: gannetcluster"]
+    assert found_in_indexes(project, ["cormorantcluster"]) == []
