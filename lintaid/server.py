@@ -6,9 +6,9 @@ the next request. A handler's result may be a future (a write resolves after its
 reply is queued by a done-callback on whatever thread resolves it and the loop is woken
 through a pipe, so only the loop thread ever touches the socket.
 
-Every message gets a typed reply: one that does not decode (oversized, invalid UTF-8, an
-integer key, an extension type, nested too deep) is answered ``too_large`` or ``bad_request``
-with the request id read from its top-level map when there is one.
+Every request that names an id gets a typed reply: one that does not decode (oversized,
+invalid UTF-8, an integer key, an extension type, nested too deep) is answered ``too_large`` or
+``bad_request`` with the id read from its top-level map. Noise with no id is dropped.
 """
 
 from __future__ import annotations
@@ -147,12 +147,13 @@ class Server:
         try:
             message, content_type = protocol.decode(body)
         except (ValueError, TypeError) as err:
-            # Answered, to the request's id when one can be read, so no client waits for a
-            # reply that never comes; a message with no id is answered all the same.
+            # Answered to the request's id when one can be read, so no client waits for a
+            # reply that never comes; msgpack noise without one is dropped (nobody to answer).
             rid = protocol.peek_id(body)
             log.warning("malformed_message", error=str(err)[:200], size=size, id=rid)
-            self._send(identity, content_type, protocol.error_reply(
-                rid, protocol.BAD_REQUEST, f"not a readable message: {str(err)[:300]}"))
+            if rid is not None or content_type == protocol.CONTENT_JSON:
+                self._send(identity, content_type, protocol.error_reply(
+                    rid, protocol.BAD_REQUEST, f"not a readable message: {str(err)[:300]}"))
             return
         self._route(identity, content_type, message)
 

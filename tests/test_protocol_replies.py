@@ -161,8 +161,9 @@ def test_flags_of_the_wrong_type_are_refused_by_name(peer: Peer) -> None:
         assert reply["error"]["arg"] in ("history", "top_k")
 
 
-def test_garbage_without_an_id_is_answered_and_harms_nothing(peer: Peer) -> None:
+def test_noise_without_an_id_harms_nothing(peer: Peer) -> None:
     peer.send([b"\xc1\xc1 not msgpack"])
+    peer.send([protocol.CONTENT_JSON, b"{not json"])  # a JSON peer is told, id or not
     reply = peer.reply(None)
     assert reply and reply["id"] is None and reply["error"]["code"] == "bad_request"
     assert peer.ping()
