@@ -6,13 +6,24 @@ socket folder. (A full disk: ``test_e2e_disk_full.py``; kill -9 mid-write:
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from lintaid_client import Memory, paths
-from tests.conftest import lintaid_env, run_cli, run_json, start_daemon, stop_daemon, wait_for
+from lintaid_client import Memory, paths, spool
+from tests.conftest import (
+    lintaid_env,
+    run_cli,
+    run_hook,
+    run_json,
+    start_daemon,
+    stop_daemon,
+    wait_for,
+)
 from tests.damage import overwrite_pages, three_pages
 
 WATCH = lintaid_env(LINTAID_NO_WATCH="0")
@@ -134,3 +145,61 @@ def test_recover_brings_back_every_readable_row_and_the_backups_rows(project: Pa
     # A whole database: recover says so and changes nothing.
     again = run_cli(project, "recover")
     assert "nothing to recover" in again.stdout
+
+
+# -- the wall clock stepped back ----------------------------------------------------------------
+def test_a_clock_that_ran_fast_does_not_reverse_newer(project: Path) -> None:
+    """Records written while the clock ran five minutes fast, then the clock corrected: what
+    is written next is still the newer, across a restart of the daemon."""
+    start_daemon(project)
+    first = run_json(project, "add", "Connection pool size: 10.")["id"]
+    stop_daemon(project)
+    conn = sqlite3.connect(paths.memory_db_path(project))
+    with conn:  # as if stamped by a clock five minutes fast
+        conn.execute("UPDATE records SET created_at = created_at + 300")
+        conn.execute("DELETE FROM meta WHERE key = 'derived_version'")  # derive again at start
+    conn.close()
+    start_daemon(project)
+    try:
+        second = run_json(project, "add", "Connection pool size: 20.")["id"]
+        assert run_json(project, "get", second)["status"] == "current"
+        old = run_json(project, "get", first)
+        assert old["status"] == "superseded" and old["superseded_by"] == second
+        hits = run_json(project, "search", "connection pool size")["results"]
+        assert [h["id"] for h in hits] == [second]
+    finally:
+        stop_daemon(project)
+
+
+# -- a squatted socket folder -------------------------------------------------------------------
+def test_a_squatted_socket_folder_falls_back_to_a_private_one(project: Path) -> None:
+    if os.geteuid() != 0:
+        print("skipped: staging another user's folder needs root")
+        pytest.skip("staging a folder owned by another user needs root")
+    base = Path(tempfile.mkdtemp(prefix="lq", dir="/tmp"))  # short: socket paths are limited
+    tmp, home = base / "t", base / "h"
+    env = lintaid_env(TMPDIR=str(tmp), HOME=str(home))
+    env.pop("XDG_RUNTIME_DIR", None)
+    try:
+        tmp.mkdir()
+        home.mkdir()
+        squatted = tmp / f"lintaid-{os.getuid()}"
+        squatted.mkdir(mode=0o777)
+        os.chown(squatted, 65534, 65534)  # another user got there first
+        added = run_cli(project, "add", "The puffin relay restarts nightly.", env=env)
+        assert added.stdout.startswith("added: ")
+        warning = f"{squatted} is not a private folder of this user"
+        assert warning in added.stderr and "Traceback" not in added.stderr
+        fallback = home / ".cache" / "lintaid" / "run"
+        assert fallback.stat().st_mode & 0o777 == 0o700
+        assert [p.suffix for p in fallback.iterdir()] == [".sock"]
+        assert list(squatted.iterdir()) == []  # nothing of ours in the squatter's folder
+        hits = run_json(project, "search", "puffin relay", env=env)["results"]
+        assert hits and "puffin" in hits[0]["content"]
+        out, _ = run_hook(project, "UserPromptSubmit", {"session_id": "s", "prompt":
+                          "When does the puffin relay restart?"}, env=env)
+        assert "puffin relay" in out["hookSpecificOutput"]["additionalContext"]
+        assert spool.pending(project) == []  # answered, not spooled
+    finally:
+        stop_daemon(project, env=env)
+        subprocess.run(["rm", "-rf", str(base)], check=False)
