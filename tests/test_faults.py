@@ -203,3 +203,48 @@ def test_a_squatted_socket_folder_falls_back_to_a_private_one(project: Path) -> 
     finally:
         stop_daemon(project, env=env)
         subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+# -- kill -9 mid-write ------------------------------------------------------------------------
+def test_kill_9_mid_write_loses_no_acknowledged_add_and_leaves_a_whole_database(
+        project: Path) -> None:
+    import signal
+
+    import zmq
+
+    from lintaid_client import connection, protocol
+
+    start_daemon(project)
+    pid = connection.read_status(project)["pid"]
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(paths.endpoint(project))
+    acked: set[str] = set()
+    try:
+        for i in range(400):  # pipelined: many writes in flight when the kill lands
+            sock.send(protocol.pack(protocol.request(
+                "add", {"content": f"The skua ledger entry {i} is settled."}, f"k{i}")))
+        while len(acked) < 50 and sock.poll(20_000):
+            reply = protocol.unpack(sock.recv())
+            if reply.get("ok"):
+                acked.add(reply["result"]["id"])
+        os.kill(pid, signal.SIGKILL)
+        while sock.poll(500):  # replies already on their way count as acknowledged too
+            reply = protocol.unpack(sock.recv())
+            if reply.get("ok"):
+                acked.add(reply["result"]["id"])
+    finally:
+        sock.close(0)
+        ctx.term()
+    wait_for(lambda: not connection.ping(project, timeout=0.2), timeout=10)
+    assert len(acked) >= 50
+    start_daemon(project)  # the WAL is replayed; the integrity check passes
+    try:
+        status = run_json(project, "status")
+        assert status["integrity"]["memory"] == "ok"
+        stored = {h["id"] for h in run_json(project, "list", "--limit", "1000")["results"]}
+        assert acked <= stored
+    finally:
+        stop_daemon(project)
+    assert "nothing to recover" in run_cli(project, "recover").stdout
