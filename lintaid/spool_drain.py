@@ -27,6 +27,7 @@ log = structlog.get_logger("lintaid.spool")
 POLL_SECONDS = 0.25
 MAX_BACKOFF_SECONDS = 30.0
 WAIT_SECONDS = 120.0
+MAX_ATTEMPTS = 5  # an event failing unexpectedly this often is set aside, not retried for ever
 
 HandleHook = Callable[..., "Future[Any]"]
 
@@ -39,6 +40,7 @@ class SpoolDrainer:
         self._thread = threading.Thread(target=self._run, name="lintaid-spool", daemon=True)
         self.backoff = 0.0
         self.last_error: str | None = None
+        self._attempts: dict[str, int] = {}  # failed replays per spool file
 
     def start(self) -> None:
         self._thread.start()
@@ -65,8 +67,15 @@ class SpoolDrainer:
             if self._stop.is_set():
                 break
             try:
-                message = spool.read(path)
-                args = message["args"]
+                args = spool.read(path)["args"]
+            except ValueError as err:  # not an event at all: no retry can change that
+                self._reject(path, f"bad_request: not a spooled event ({err})")
+                continue
+            except OSError as err:  # unreadable for now (a full or failing disk)
+                if self._transient(path, err):
+                    return 0
+                continue
+            try:
                 future = self.handle(str(args.get("provider")), str(args.get("event")),
                                      args.get("payload") or {}, inject=False)
             except Exception as err:
@@ -83,6 +92,7 @@ class SpoolDrainer:
                     break
                 continue
             path.unlink(missing_ok=True)
+            self._attempts.pop(path.name, None)
             done += 1
         if done:
             self.backoff = 0.0
@@ -91,8 +101,18 @@ class SpoolDrainer:
         return done
 
     def _transient(self, path: Path, err: BaseException) -> bool:
-        """Back off on a failure that may pass (True); reject the event otherwise."""
+        """Back off on a failure that may pass (True); reject the event otherwise.
+
+        Events replay in order, so a transient failure holds the ones behind it; an event
+        that keeps failing with an unexpected error (a bug, not the disk) is rejected after
+        ``MAX_ATTEMPTS``, so it cannot hold the spool for ever.
+        """
         code, message, _arg = error_code(err)
+        attempts = self._attempts[path.name] = self._attempts.get(path.name, 0) + 1
+        if code == protocol.INTERNAL and attempts >= MAX_ATTEMPTS:
+            self._attempts.pop(path.name, None)
+            self._reject(path, f"{code}: failed {attempts} times: {message}")
+            return False
         if code in protocol.RETRYABLE or isinstance(err, TimeoutError):
             self.backoff = min(MAX_BACKOFF_SECONDS, max(1.0, self.backoff * 2))
             self.last_error = message

@@ -55,7 +55,7 @@ def to_epoch(value: TimeLike | None, *, name: str = "time") -> float | None:
     except ValueError as err:
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             raise TypeError(str(err)) from None
-        raise
+        raise protocol.BadRequest(str(err), arg=name) from None  # still a ValueError
 
 
 def _message_text(message: Any) -> str:
