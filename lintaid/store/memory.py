@@ -236,9 +236,14 @@ class MemoryStore:
         """Drop the pending rows the indexer has made durable (unless marked again since)."""
         with self._indexed_lock:
             done, self._indexed = list(self._indexed.items()), {}
-        if done:
-            self._write.executemany(
-                "DELETE FROM pending_index WHERE record_id = ? AND seq = ?", done)
+        if not done:
+            return
+        sql = "DELETE FROM pending_index WHERE record_id = ? AND seq = ?"
+        if self._write.in_transaction:
+            self._write.executemany(sql, done)
+        else:  # at start or stop: one commit, not one fsync per row
+            with transaction(self._write):
+                self._write.executemany(sql, done)
 
     def audit(self, actor: str, op: str, target: str, user_id: str, before: str | None,
               after: str | None, detail: dict[str, Any] | None = None) -> None:
