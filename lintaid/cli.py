@@ -225,6 +225,7 @@ def _pid_alive(status: dict[str, Any]) -> bool:
 def stop_daemon(root: Path, timeout: float = 10.0) -> str:
     """Stop the daemon: ask, then SIGTERM, then SIGKILL. Return the step that worked."""
     status = connection.read_status(root)
+    running = status is not None and _pid_alive(status)
     with connection.Connection(root) as conn:
         try:
             conn.call("shutdown", timeout=2.0)
@@ -232,7 +233,7 @@ def stop_daemon(root: Path, timeout: float = 10.0) -> str:
         except protocol.LintaidError:
             asked = False
     if status is None or not _pid_alive(status):
-        return "shutdown" if asked else "not-running"
+        return "shutdown" if asked or running else "not-running"
     pid = int(status["pid"])
     for step, sig in (("shutdown", None), ("sigterm", signal.SIGTERM), ("sigkill", signal.SIGKILL)):
         if sig is not None:

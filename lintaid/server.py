@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import queue
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -32,6 +33,7 @@ SOCKET_MAX_BYTES = 64 * 1024 * 1024
 """Above this libzmq drops the message; between the protocol's limit and this, the daemon
 answers ``too_large`` itself, so a client is told rather than left waiting."""
 READERS = 4
+CLOSE_GRACE_S = 0.25  # kept open this long after the last reply, so it can be read
 
 
 class Server:
@@ -50,6 +52,7 @@ class Server:
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self.requests = 0
+        self._last_send = 0.0
 
     def bind(self) -> None:
         self.socket.bind(self.endpoint)
@@ -98,6 +101,12 @@ class Server:
 
     def close(self) -> None:
         self._send_queued()
+        # A DEALER that set ZMQ_IMMEDIATE (as ``Connection`` does) drops a reply it has not
+        # read yet when the connection closes under it: the reply to ``shutdown`` would be
+        # lost to a client that is a moment slow to read. Give the last replies that moment.
+        remaining = self._last_send + CLOSE_GRACE_S - time.monotonic()
+        if remaining > 0:
+            time.sleep(remaining)
         self.socket.close(linger=500)
         self.context.term()
         os.close(self._wake_r)
@@ -127,6 +136,7 @@ class Server:
                 content_type)
         try:
             self.socket.send_multipart([*identity, *frames], zmq.NOBLOCK)
+            self._last_send = time.monotonic()
         except zmq.ZMQError as err:  # the client went away; nothing to do
             log.debug("reply_dropped", error=str(err))
 

@@ -284,3 +284,28 @@ def test_after_the_fuzz_the_daemon_still_answers(live: Path, peer: Peer) -> None
     assert peer.ping()
     with Memory(project=live) as m:
         assert m.status()["pid"]
+
+
+def test_the_reply_to_shutdown_reaches_a_client_a_moment_slow_to_read(project: Path) -> None:
+    """A DEALER with ZMQ_IMMEDIATE (as ``Connection`` sets it) drops an unread reply when the
+    connection closes: the daemon must not close the moment it has answered ``shutdown``."""
+    import time
+
+    start_daemon(project)
+    try:
+        ctx = zmq.Context()
+        sock = ctx.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.IMMEDIATE, 1)
+        sock.connect(paths.endpoint(project))
+        try:
+            assert sock.poll(5000, zmq.POLLOUT)
+            sock.send(protocol.pack(protocol.request("shutdown", {}, "bye")))
+            time.sleep(0.05)  # busy elsewhere for a moment, as a loaded machine makes it
+            assert sock.poll(int(REPLY_S * 1000)), "the reply to shutdown was lost"
+            assert protocol.unpack(sock.recv())["result"] == {"stopping": True}
+        finally:
+            sock.close(0)
+            ctx.term()
+    finally:
+        stop_daemon(project)
