@@ -157,6 +157,7 @@ def recover_project(root: Path) -> RecoveryReport:
         _rebuild_derived(root)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    paths.start_error_path(root).unlink(missing_ok=True)  # the damage it told of is gone
     report.spool = len(spool_files.pending(root))
     report.seconds = round(time.monotonic() - started, 3)
     log.info("recovered", **{k: v for k, v in report.to_dict().items() if k != "root"})

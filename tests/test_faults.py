@@ -10,11 +10,12 @@ import os
 import sqlite3
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
-from lintaid_client import Memory, paths, spool
+from lintaid_client import Memory, launch, paths, spool
 from tests.conftest import (
     lintaid_env,
     run_cli,
@@ -62,6 +63,16 @@ def test_a_damaged_memory_db_is_refused_with_one_line_naming_recover(project: Pa
     assert run_cli(project, "status", check=False).returncode != 0
     assert any(e["event"] == "start_failed" and "lintaid recover" in e["reason"]
                for e in log_events(project))
+    # The hooks do not pay for a doomed start on every event: not again within 30 s.
+    err = paths.start_error_path(project)
+    said = err.read_text()
+    assert "memory.db is damaged" in said
+    launch.start_detached(project)
+    assert err.read_text() == said  # a start would have emptied it first
+    os.utime(err, (time.time() - 60, time.time() - 60))
+    launch.start_detached(project)  # later, it tries again
+    wait_for(lambda: err.stat().st_mtime > time.time() - 30 and "damaged" in err.read_text(),
+             timeout=30)
 
 
 # -- workspace.db damaged -----------------------------------------------------------------------
@@ -121,6 +132,7 @@ def test_recover_brings_back_every_readable_row_and_the_backups_rows(project: Pa
     assert run_cli(project, "start", check=False).returncode != 0
 
     report = json.loads(run_cli(project, "recover", "--json").stdout)
+    assert not paths.start_error_path(project).exists()  # the old reason is not told again
 
     assert report["needed"] and "malformed" in report["damage"]
     records = report["tables"]["records"]

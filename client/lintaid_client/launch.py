@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from . import lock, paths
@@ -39,14 +40,27 @@ def spawn_daemon(root: Path) -> subprocess.Popen[bytes]:
             os.close(err_fd)
 
 
+RETRY_FAILED_START_S = 30.0
+
+
 def start_detached(root: Path) -> None:
-    """Start the daemon unless one is running or starting (its lock is held)."""
-    if lock.is_held(paths.lock_path(root)):
+    """Start the daemon unless one is running or starting (its lock is held), or a start
+    failed moments ago: a damaged memory.db must not cost every agent event a doomed start
+    (the event is spooled either way; ``lintaid start`` always tries)."""
+    if lock.is_held(paths.lock_path(root)) or _failed_recently(root):
         return
     try:
         spawn_daemon(root)
     except OSError as err:
         print(f"lintaid: could not start the daemon: {err}", file=sys.stderr)
+
+
+def _failed_recently(root: Path) -> bool:
+    try:
+        st = paths.start_error_path(root).stat()
+    except OSError:
+        return False
+    return st.st_size > 0 and 0 <= time.time() - st.st_mtime < RETRY_FAILED_START_S
 
 
 def start_failure(root: Path) -> str | None:
