@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import structlog
 
@@ -36,23 +35,13 @@ from .derivation import ensure_memory
 from .store import integrity, salvage
 from .store.backup import newest_whole_backup
 from .store.memory import MemoryStore
-from .store.migrations import migrate
+from .store.salvage import TableReport
 
-DURABLE_TABLES: Final = ("records", "links", "audit", "tombstones")
 log = structlog.get_logger("lintaid.recovery")
 
 
 class RecoveryError(Exception):
     """Recovery cannot go ahead; the message says why, in one line."""
-
-
-@dataclass
-class TableReport:
-    salvaged: int = 0  # rows read from the damaged file and kept
-    from_backup: int = 0  # rows only the backup still had
-    rejected: int = 0  # rows read but not valid for the current schema
-    damaged_stretches: int = 0  # unreadable stretches of the table stepped over
-    error: str | None = None  # the table could not be read from the damaged file at all
 
 
 @dataclass
@@ -98,32 +87,13 @@ class RecoveryReport:
         return out
 
 
-def diagnose(db: Path) -> str | None:
-    """None when memory.db opens and passes ``quick_check``; else what is wrong."""
-    if not db.exists():
-        return "missing"
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    except sqlite3.Error as err:
-        return str(err)
-    try:
-        integrity.check(conn, db, always=True)
-    except integrity.Damaged as err:
-        return err.detail
-    except sqlite3.Error as err:
-        return str(err)
-    finally:
-        conn.close()
-    return None
-
-
 def recover_project(root: Path) -> RecoveryReport:
     """Recover ``root``'s memory.db (the caller holds the daemon lock)."""
     os.umask(0o077)  # everything written under .lint-ai is private
     started = time.monotonic()
     state = paths.state_dir(root)
     db = paths.memory_db_path(root)
-    report = RecoveryReport(root=str(root), needed=True, damage=diagnose(db))
+    report = RecoveryReport(root=str(root), needed=True, damage=salvage.diagnose(db))
     if report.damage is None:
         report.needed = False
         return report
@@ -132,31 +102,27 @@ def recover_project(root: Path) -> RecoveryReport:
         raise RecoveryError(f"there is no memory.db in {state} and no usable backup in "
                             f"{state / 'backups'}: nothing to recover from")
     logs.configure(paths.log_path(root))
-    report.tables = {name: TableReport() for name in DURABLE_TABLES}
     work = Path(tempfile.mkdtemp(prefix=".recover-", dir=state))
+    aside: Path | None = None
     try:
+        copy = None
+        if report.damage != "missing":
+            aside = integrity.set_aside(db)
+            report.damaged_copy = str(aside)
+            copy = _working_copy(aside, work)
+        report.backup = str(backup) if backup is not None else None
         fresh = state / "memory.db.recovering"
-        for suffix in ("", "-journal", "-wal", "-shm"):
-            fresh.with_name(fresh.name + suffix).unlink(missing_ok=True)
-        conn = sqlite3.connect(str(fresh), isolation_level=None)
-        try:
-            migrate(conn)
-            if report.damage != "missing":
-                aside = integrity.set_aside(db)
-                report.damaged_copy = str(aside)
-                _salvage(conn, _working_copy(aside, work), report)
-            if backup is not None:
-                report.backup = str(backup)
-                _merge_backup(conn, backup, report)
-            _keep_forgotten(conn)
-            report.records = conn.execute("SELECT COUNT(*) FROM records").fetchone()[0]
-            conn.execute("PRAGMA journal_mode=WAL")
-        finally:
-            conn.close()
+        report.tables, report.records = salvage.build(fresh, copy, backup)
         os.replace(fresh, db)
-        _rebuild_derived(root)
+    except BaseException as err:
+        if aside is not None and not db.exists():  # never leave a daemon to start empty
+            _put_back(aside, db)
+        if isinstance(err, Exception):
+            raise RecoveryError(f"recovery stopped, memory.db is as it was: {err}") from err
+        raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    _rebuild_derived(root)
     paths.start_error_path(root).unlink(missing_ok=True)  # the damage it told of is gone
     report.spool = len(spool_files.pending(root))
     report.seconds = round(time.monotonic() - started, 3)
@@ -175,77 +141,11 @@ def _working_copy(aside: Path, work: Path) -> Path:
     return copy
 
 
-def _insert(conn: sqlite3.Connection, table: str, row: dict[str, object],
-            target_cols: set[str]) -> bool:
-    """INSERT OR IGNORE the row's columns the current schema has; True when it was new."""
-    cols = [c for c in row if c in target_cols]
-    sql = (f"INSERT OR IGNORE INTO {table}({', '.join(cols)})"
-           f" VALUES ({', '.join('?' * len(cols))})")
-    return conn.execute(sql, [row[c] for c in cols]).rowcount > 0
-
-
-def _salvage(conn: sqlite3.Connection, damaged: Path, report: RecoveryReport) -> None:
-    try:
-        source = sqlite3.connect(str(damaged))
-    except sqlite3.Error as err:
-        for t in report.tables.values():
-            t.error = str(err)
-        return
-    try:
-        for table in DURABLE_TABLES:
-            t = report.tables[table]
-            target_cols = set(salvage.columns(conn, table))
-            read = salvage.TableSalvage(table)
-            conn.execute("BEGIN")
-            try:
-                for row in salvage.rows(source, table, read):
-                    try:
-                        t.salvaged += int(_insert(conn, table, row, target_cols))
-                    except (sqlite3.IntegrityError, sqlite3.InterfaceError,
-                            sqlite3.OperationalError):
-                        t.rejected += 1
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            t.damaged_stretches = read.skipped_stretches
-            t.error = read.error
-    finally:
-        source.close()
-
-
-def _merge_backup(conn: sqlite3.Connection, backup: Path, report: RecoveryReport) -> None:
-    source = sqlite3.connect(f"file:{backup}?mode=ro", uri=True)
-    source.row_factory = sqlite3.Row
-    try:
-        for table in DURABLE_TABLES:
-            t = report.tables[table]
-            target_cols = set(salvage.columns(conn, table))
-            if not salvage.columns(source, table):
-                continue
-            conn.execute("BEGIN")
-            try:
-                for row in source.execute(f"SELECT * FROM {table}"):
-                    try:
-                        t.from_backup += int(_insert(conn, table, dict(row), target_cols))
-                    except (sqlite3.IntegrityError, sqlite3.InterfaceError):
-                        t.rejected += 1
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-    finally:
-        source.close()
-
-
-def _keep_forgotten(conn: sqlite3.Connection) -> None:
-    """A record the backup had before it was forgotten stays forgotten (its tombstone says)."""
-    conn.execute(
-        "UPDATE records SET forgotten_at = (SELECT t.at FROM tombstones t"
-        " WHERE t.record_id = records.id ORDER BY t.at DESC LIMIT 1),"
-        " forgotten_reason = (SELECT t.reason FROM tombstones t"
-        " WHERE t.record_id = records.id ORDER BY t.at DESC LIMIT 1)"
-        " WHERE forgotten_at IS NULL AND id IN (SELECT record_id FROM tombstones)")
+def _put_back(aside: Path, db: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        moved = aside.with_name(aside.name + suffix)
+        if moved.exists():
+            moved.rename(db.with_name(db.name + suffix))
 
 
 def _rebuild_derived(root: Path) -> None:

@@ -1,11 +1,16 @@
-"""Read every row that can still be read from a damaged SQLite database, table by table.
+"""A new memory.db from what a damaged one still holds, and from a backup.
 
-Pure Python over the ``sqlite3`` module, so it works wherever lintaid does (the ``sqlite3``
-shell's ``.recover`` is not needed). A table is read in rowid order, a batch at a time; when
-a batch hits a damaged page, the rows are read one at a time up to it, and the damaged stretch
-is stepped over by probing ever further rowids, then narrowing down to the first one readable
-again. Rows on damaged leaf pages are lost; so are all rows below a damaged interior page of
-the table's b-tree (a rowid search cannot pass it).
+Reading: pure Python over the ``sqlite3`` module, so it works wherever lintaid does (the
+``sqlite3`` shell's ``.recover`` is not needed). A table is read in rowid order, a batch at a
+time; when a batch hits a damaged page, the rows are read one at a time up to it, and the
+damaged stretch is stepped over by probing ever further rowids, then narrowing down to the
+first one readable again. Rows on damaged leaf pages are lost; so are all rows below a damaged
+interior page of the table's b-tree (a rowid search cannot pass it).
+
+Writing (``build``): the current schema (the named migrations), then every readable row of
+the durable tables, then the rows only the backup still has (a row read from the damaged file
+wins over the backup's older copy of it), and a record whose tombstone survived stays
+forgotten. The derived tables are not copied: their owner derives them again.
 """
 
 from __future__ import annotations
@@ -13,9 +18,26 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from . import integrity
+from .migrations import migrate
 
 MAX_ROWID = 2**63 - 1
 BATCH = 256
+DURABLE_TABLES: Final = ("records", "links", "audit", "tombstones")
+
+
+@dataclass
+class TableReport:
+    """What became of one durable table."""
+
+    salvaged: int = 0  # rows read from the damaged file and kept
+    from_backup: int = 0  # rows only the backup still had
+    rejected: int = 0  # rows read but not valid for the current schema
+    damaged_stretches: int = 0  # unreadable stretches of the table stepped over
+    error: str | None = None  # the table could not be read from the damaged file at all
 
 
 @dataclass
@@ -97,3 +119,117 @@ def rows(conn: sqlite3.Connection, table: str, report: TableSalvage) -> Iterator
             yield dict(zip(names, row[1:], strict=True))
         last = batch[-1][0]
         after = last if isinstance(last, int) else after + len(batch)
+
+
+# -- building the new database ----------------------------------------------------------------
+def diagnose(db: Path) -> str | None:
+    """None when the database opens and passes ``quick_check``; else what is wrong."""
+    if not db.exists():
+        return "missing"
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    except sqlite3.Error as err:
+        return str(err)
+    try:
+        integrity.check(conn, db, always=True)
+    except integrity.Damaged as err:
+        return err.detail
+    except sqlite3.Error as err:
+        return str(err)
+    finally:
+        conn.close()
+    return None
+
+
+def build(fresh: Path, damaged: Path | None, backup: Path | None) -> tuple[
+        dict[str, TableReport], int]:
+    """Write a new database at ``fresh`` from ``damaged`` (a private copy: opening may write
+    to it) and ``backup``; return what became of each durable table and the records held."""
+    tables = {name: TableReport() for name in DURABLE_TABLES}
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        fresh.with_name(fresh.name + suffix).unlink(missing_ok=True)
+    conn = sqlite3.connect(str(fresh), isolation_level=None)
+    try:
+        migrate(conn)
+        if damaged is not None:
+            _salvage(conn, damaged, tables)
+        if backup is not None:
+            _merge_backup(conn, backup, tables)
+        _keep_forgotten(conn)
+        records = int(conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
+        conn.execute("PRAGMA journal_mode=WAL")
+    finally:
+        conn.close()
+    return tables, records
+
+
+def _insert(conn: sqlite3.Connection, table: str, row: dict[str, object],
+            target_cols: set[str]) -> bool:
+    """INSERT OR IGNORE the row's columns the current schema has; True when it was new."""
+    cols = [c for c in row if c in target_cols]
+    sql = (f"INSERT OR IGNORE INTO {table}({', '.join(cols)})"
+           f" VALUES ({', '.join('?' * len(cols))})")
+    return conn.execute(sql, [row[c] for c in cols]).rowcount > 0
+
+
+def _salvage(conn: sqlite3.Connection, damaged: Path, tables: dict[str, TableReport]) -> None:
+    try:
+        source = sqlite3.connect(str(damaged))
+    except sqlite3.Error as err:
+        for t in tables.values():
+            t.error = str(err)
+        return
+    try:
+        for table, t in tables.items():
+            target_cols = set(columns(conn, table))
+            read = TableSalvage(table)
+            conn.execute("BEGIN")
+            try:
+                for row in rows(source, table, read):
+                    try:
+                        t.salvaged += int(_insert(conn, table, row, target_cols))
+                    except (sqlite3.IntegrityError, sqlite3.InterfaceError,
+                            sqlite3.OperationalError):
+                        t.rejected += 1
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            t.damaged_stretches = read.skipped_stretches
+            t.error = read.error
+    finally:
+        source.close()
+
+
+def _merge_backup(conn: sqlite3.Connection, backup: Path,
+                  tables: dict[str, TableReport]) -> None:
+    source = sqlite3.connect(f"file:{backup}?mode=ro", uri=True)
+    source.row_factory = sqlite3.Row
+    try:
+        for table, t in tables.items():
+            target_cols = set(columns(conn, table))
+            if not columns(source, table):
+                continue
+            conn.execute("BEGIN")
+            try:
+                for row in source.execute(f"SELECT * FROM {table}"):
+                    try:
+                        t.from_backup += int(_insert(conn, table, dict(row), target_cols))
+                    except (sqlite3.IntegrityError, sqlite3.InterfaceError):
+                        t.rejected += 1
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+    finally:
+        source.close()
+
+
+def _keep_forgotten(conn: sqlite3.Connection) -> None:
+    """A record the backup had before it was forgotten stays forgotten (its tombstone says)."""
+    conn.execute(
+        "UPDATE records SET forgotten_at = (SELECT t.at FROM tombstones t"
+        " WHERE t.record_id = records.id ORDER BY t.at DESC LIMIT 1),"
+        " forgotten_reason = (SELECT t.reason FROM tombstones t"
+        " WHERE t.record_id = records.id ORDER BY t.at DESC LIMIT 1)"
+        " WHERE forgotten_at IS NULL AND id IN (SELECT record_id FROM tombstones)")
