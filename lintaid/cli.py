@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -55,8 +56,9 @@ def _spelled(op: str, err: protocol.RemoteError) -> str:
             option = ops.OPS[op].arg(err.arg).option
         except KeyError:
             option = None
-        if option:
-            message = message.replace(f"'{err.arg}'", option).replace(err.arg, option)
+        if option:  # 'top_k' or top_k, once each (``--history`` holds its own name)
+            name = re.escape(err.arg)
+            message = re.sub(rf"'{name}'|(?<![-\w]){name}(?!\w)", option, message)
     return message
 
 

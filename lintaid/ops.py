@@ -20,6 +20,7 @@ from lintaid_client.ops import validate_item
 from lintaid_client.redact import redact, redact_value
 
 from .capture.record import NewRecord, normalize_user
+from .integrations import registry
 from .search import Reader, SearchRequest
 
 
@@ -81,6 +82,16 @@ def _actor(args: Args) -> str:
 
 def _user(args: Args) -> str:
     return normalize_user(args.get("user_id"))
+
+
+def _client(args: Args) -> str | None:
+    """The ``client`` filter, refused when no agent client has that name (a typo would
+    otherwise look like an empty memory)."""
+    name = args.get("client")
+    if name is not None and name not in registry.CLIENTS:
+        raise protocol.BadRequest(f"'client' must be one of {', '.join(registry.names())}, "
+                                  f"not {name!r}", arg="client")
+    return name
 
 
 def _record(item: Args, branch: str | None, revision: str | None) -> NewRecord:
@@ -145,7 +156,8 @@ def op_add(s: Services, args: Args) -> Future[Args]:
 
 def op_search(s: Services, args: Args) -> Args:
     req = SearchRequest(query=args["query"], user_id=args["user_id"], top_k=args["top_k"],
-                        history=args["history"], as_of=args["as_of"], store=args["store"])
+                        history=args["history"], as_of=args["as_of"], store=args["store"],
+                        client=_client(args))
     return s.reader.search(req).to_dict()
 
 
@@ -155,7 +167,7 @@ def op_get(s: Services, args: Args) -> Args:
 
 def op_list(s: Services, args: Args) -> Args:
     hits = s.reader.newest(args["user_id"], args["limit"], args["offset"],
-                         args["include_hidden"])
+                           args["include_hidden"], _client(args))
     return {"results": [h.to_dict() for h in hits]}
 
 

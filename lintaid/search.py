@@ -55,6 +55,7 @@ class SearchRequest:
     history: bool = False
     as_of: float | None = None
     store: str = "all"
+    client: str | None = None  # only what this agent client captured (memory only)
     kinds: list[str] | None = None  # restrict memory hits to these record kinds
     exclude_kinds: list[str] = field(default_factory=list)
     now: float | None = None
@@ -90,7 +91,9 @@ class Reader:
             mem_hits, mem_hidden = self._search_memory(req, text, history)
             hits.extend(mem_hits)
             hidden += mem_hidden
-        if req.store in ("workspace", "all") and self.workspace is not None:
+        # Project files were captured by no agent client: a client filter leaves them out.
+        if req.store in ("workspace", "all") and self.workspace is not None \
+                and req.client is None:
             rows, ws_hidden = self.workspace.search_hits(text, req.top_k, history=history)
             hits.extend(_workspace_hit(row) for row in rows)
             hidden += ws_hidden
@@ -103,8 +106,9 @@ class Reader:
         return self.hydrate([record_id])[record_id]
 
     def newest(self, user_id: str | None, limit: int, offset: int = 0,
-             include_hidden: bool = False) -> list[Hit]:
-        ids = self.memory.list_ids(normalize_user(user_id), limit, offset, include_hidden)
+               include_hidden: bool = False, client: str | None = None) -> list[Hit]:
+        ids = self.memory.list_ids(normalize_user(user_id), limit, offset, include_hidden,
+                                   client)
         hits = self.hydrate(ids)
         return [hits[i] for i in ids if i in hits]
 
@@ -140,6 +144,8 @@ class Reader:
         now = millis(req.now if req.now is not None else time.time())
         owner = [("must", index.term("user_id", normalize_user(req.user_id)))]
         filters: list[tuple[str, Any]] = []
+        if req.client is not None:
+            filters.append(("must", index.term("client", req.client)))
         if req.kinds:
             filters.append(("must", index.term_set("kind", list(req.kinds))))
         for kind in req.exclude_kinds:

@@ -102,6 +102,8 @@ ID = Arg("id", STR, "a memory id (from search or list)", required=True, cli="ARG
          max_bytes=MAX_ID_BYTES)
 METADATA = Arg("metadata", MAP, "extra fields kept with the memory (secrets are redacted)",
                mcp=False)
+CLIENT = Arg("client", STR, "only memories captured by this agent client (its name as in "
+             "`lintaid install NAME`)", max_bytes=64)
 
 
 def _add_item_args() -> tuple[Arg, ...]:
@@ -151,6 +153,7 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("as_of", TIME, f"what was believed at that time ({TIME_HELP})"),
         Arg("store", CHOICE, "memory records, project files, or both", default="all",
             choices=STORES),
+        CLIENT,
         USER,
     ), tool="search"),
     Op("get", READ, "One memory in full: text, status, claims, relations and provenance.",
@@ -161,6 +164,7 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("offset", INT, "skip this many", default=0, lo=0, hi=10**9, mcp=False),
         Arg("include_hidden", BOOL, "include superseded and expired ones", default=False,
             mcp=False),
+        CLIENT,
         USER,
     ), tool="list_memories"),
     Op("update", WRITE, "Replace a memory's text (its claims are derived again).", (

@@ -36,7 +36,7 @@ from .migrations import migrate
 from .schema import DERIVED_VERSION_KEY, ensure_derived_schema, get_meta, set_meta
 from .sqlite import batches, connect, in_batches, transaction
 
-INDEX_VERSION = 4  # 4: created_at and expires_at in milliseconds
+INDEX_VERSION = 5  # 4: created_at and expires_at in milliseconds; 5: client
 log = structlog.get_logger("lintaid.store")
 
 
@@ -63,6 +63,7 @@ def _memory_schema() -> tantivy.Schema:
     sb.add_text_field("user_id", tokenizer_name="raw")
     sb.add_text_field("status", tokenizer_name="raw")
     sb.add_text_field("kind", tokenizer_name="raw")
+    sb.add_text_field("client", tokenizer_name="raw")  # the agent client that captured it
     sb.add_integer_field("created_at", indexed=True, fast=True)
     sb.add_integer_field("expires_at", indexed=True, fast=True)
     return sb.build()
@@ -365,7 +366,8 @@ class MemoryStore:
         for chunk in batches(ids, 500):
             rows = {
                 r["id"]: r for r in in_batches(
-                    conn, "SELECT r.id, r.content, r.user_id, r.kind, r.created_at, r.expires_at,"
+                    conn, "SELECT r.id, r.content, r.user_id, r.kind, r.provider, r.created_at,"
+                    " r.expires_at,"
                     " r.forgotten_at, COALESCE(s.status, 'current') AS status"
                     " FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
                     " WHERE r.id IN ({ids})", chunk)
@@ -393,6 +395,7 @@ class MemoryStore:
                     "status": row["status"], "kind": row["kind"],
                     "created_at": millis(row["created_at"]),
                     "expires_at": millis(row["expires_at"]),
+                    **({"client": row["provider"]} if row["provider"] else {}),
                 }))
         self.index.replace("id", docs)
         self.index.commit()
@@ -461,18 +464,20 @@ class MemoryStore:
         return row
 
     def list_ids(self, user_id: str, limit: int, offset: int = 0,
-                 include_hidden: bool = False) -> list[str]:
-        now = time.time()
+                 include_hidden: bool = False, client: str | None = None) -> list[str]:
+        """The newest records of ``user_id`` (only ``client``'s captures when given)."""
         sql = ("SELECT r.id FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
                " WHERE r.user_id = ? AND r.forgotten_at IS NULL")
+        params: list[Any] = [normalize_user(user_id)]
         if not include_hidden:
             sql += (" AND (r.expires_at IS NULL OR r.expires_at > ?)"
                     " AND COALESCE(s.status, 'current') != 'superseded'")
-            params: tuple[Any, ...] = (normalize_user(user_id), now, limit, offset)
-        else:
-            params = (normalize_user(user_id), limit, offset)
+            params.append(time.time())
+        if client is not None:
+            sql += " AND r.provider = ?"
+            params.append(client)
         sql += " ORDER BY r.created_at DESC, r.id LIMIT ? OFFSET ?"
-        return [r[0] for r in self._read().execute(sql, params)]
+        return [r[0] for r in self._read().execute(sql, (*params, limit, offset))]
 
     def audit_rows(self, record_id: str) -> list[sqlite3.Row]:
         return list(self._read().execute(
