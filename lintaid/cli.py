@@ -127,8 +127,8 @@ def op_options(op_name: str, *, skip: tuple[str, ...] = ()) -> Callable[[Any], A
                 fn = click.option(*decls, callback=_json_map, metavar="JSON",
                                   help=arg.help)(fn)
             else:
-                fn = click.option(*decls, default=None, help=arg.help,
-                                  metavar="TIME" if arg.type == ops.TIME else None)(fn)
+                metavar = {ops.TIME: "TIME", ops.DURATION: "DURATION"}.get(arg.type)
+                fn = click.option(*decls, default=None, help=arg.help, metavar=metavar)(fn)
         return fn
 
     return decorate
@@ -160,6 +160,9 @@ def _text(value: str) -> str:
     if not data.strip():
         fail("nothing on standard input")
     return data
+
+
+json_flag = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
 @click.group()
@@ -301,12 +304,31 @@ def status(root: Path, as_json: bool) -> None:
             f"{ws.get('watcher_mode', '?')}, queue {ws.get('queue_depth', 0)}, last event "
             f"{_ago(ws.get('last_event_at'))}"
         )
+    lines.append(f"  paused    {_paused_text(data.get('pause') or {})}")
     clients = [name for name, files in (data.get("clients") or {}).items() if files]
     lines.append(f"  clients   {', '.join(clients) or 'none installed'}")
     v = data["versions"]
     lines.append(f"  versions  lintaid {v['lintaid']}, protocol {v['protocol']}, "
                  f"python {v['python']}, pyzmq {v['pyzmq']}, tantivy {v['tantivy']}")
     click.echo("\n".join(lines))
+
+
+def _until(until: float | None) -> str:
+    if until is None:
+        return "until `lintaid resume`"
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(until))
+    return f"until {when} ({_duration(max(0.0, until - time.time()))} left)"
+
+
+def _paused_text(pause: dict[str, Any]) -> str:
+    """One line: what is paused, and until when."""
+    parts = []
+    whole = pause.get("all")
+    if whole:
+        parts.append(f"everything {_until(whole.get('until'))}")
+    for session, span in (pause.get("sessions") or {}).items():
+        parts.append(f"session {session} {_until(span.get('until'))}")
+    return "; ".join(parts) or "no"
 
 
 def _duration(seconds: float) -> str:
@@ -342,6 +364,38 @@ def logs(root: Path, follow: bool, lines: int) -> None:
                 time.sleep(0.25)
 
 
+@main.command()
+@project_option
+@op_options("pause")
+@json_flag
+def pause(root: Path, as_json: bool, **values: Any) -> None:
+    """Pause capture and injection (everything, or one --session), --for a while or until
+    `lintaid resume`; hooks still answer at once."""
+    result = call(root, "pause", op_args("pause", values))
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    what = f"session {result['session_id']}" if result.get("session_id") else "everything"
+    click.echo(f"lintaid: paused capture and injection for {what} {_until(result['until'])}")
+
+
+@main.command()
+@project_option
+@op_options("resume")
+@json_flag
+def resume(root: Path, as_json: bool, **values: Any) -> None:
+    """Resume capture and injection (everything, or one --session)."""
+    result = call(root, "resume", op_args("resume", values))
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    what = f"session {result['session_id']}" if result.get("session_id") else "everything"
+    if result["resumed"]:
+        click.echo(f"lintaid: resumed capture and injection for {what}")
+    else:
+        click.echo(f"lintaid: {what} was not paused; nothing changed")
+
+
 # -- memory ----------------------------------------------------------------------------------
 def _short(text: str, width: int = 100) -> str:
     line = " ".join(text.split())
@@ -356,9 +410,6 @@ def _print_hit(hit: Hit) -> None:
         click.echo(f"    superseded by {hit.superseded_by}")
     for path in hit.changed_files:
         click.echo(f"    file changed since capture: {path}")
-
-
-json_flag = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
 @main.command()

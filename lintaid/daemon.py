@@ -30,6 +30,7 @@ from .capture.git import git_state
 from .hooks import HookDispatcher, InjectConfig
 from .integrations import registry
 from .ops import Services
+from .pause import PauseState
 from .search import Reader
 from .server import Server
 from .spool_drain import SpoolDrainer
@@ -133,9 +134,11 @@ class Daemon:
         self.writer = Writer(self.store)
         self.writer.start()
         self.reader = Reader(memory=self.store, wait_visible=self.writer.wait_visible)
+        self.pause_state = PauseState(paths.pause_path(self.root))
         hooks = HookDispatcher(self.root, self.reader, self.store, self.writer.submit,
                                InjectConfig(self.config.inject_top_k,
-                                            self.config.inject_max_bytes))
+                                            self.config.inject_max_bytes),
+                               paused=self.pause_state.paused)
         services = Services(reader=self.reader, writes=self.store, submit=self.writer.submit,
                             hooks=hooks, control=self, provenance=self.provenance)
         self.server = Server(services, endpoint)
@@ -202,6 +205,12 @@ class Daemon:
         future: Future[dict[str, Any]] = self.workspace.reindex(full=full)
         return future
 
+    def pause(self, seconds: float | None, session_id: str | None) -> dict[str, Any]:
+        return self.pause_state.pause(seconds, session_id)
+
+    def resume(self, session_id: str | None) -> dict[str, Any]:
+        return self.pause_state.resume(session_id)
+
     # -- status ----------------------------------------------------------------------------
     def _write_status(self, endpoint: str) -> None:
         data = {
@@ -247,6 +256,7 @@ class Daemon:
             "memory": self.store.counts(),
             "clients": {name: client.installed(self.root)
                         for name, client in registry.CLIENTS.items()},
+            "pause": self.pause_state.to_dict(),
             "versions": {
                 "lintaid": self.version,
                 "protocol": protocol.VERSION,

@@ -57,23 +57,36 @@ class InjectConfig:
     wait_s: float = 0.5  # at most, for captures and notes to become searchable
 
 
+class Paused(Protocol):
+    def __call__(self, session_id: str | None, at: float | None = None) -> bool: ...
+
+
 class HookDispatcher:
     def __init__(self, root: Path, reader: Reader, writes: RecordWrites, submit: Submit,
-                 config: InjectConfig | None = None) -> None:
+                 config: InjectConfig | None = None, paused: Paused | None = None) -> None:
         self.root = root
         self.reader = reader
         self.writes = writes
         self.submit = submit
         self.config = config or InjectConfig()
+        self.paused = paused
 
     def handle(self, provider: str, event: str, payload: dict[str, Any], *,
-               inject: bool = True) -> Future[dict[str, Any]]:
-        """Answer one event: ``{"output": <client stdout JSON>, "captured": [ids]}``."""
+               inject: bool = True, at: float | None = None) -> Future[dict[str, Any]]:
+        """Answer one event: ``{"output": <client stdout JSON>, "captured": [ids]}``.
+
+        ``at``: when the event happened, if not now (a spooled one), to judge a pause by.
+        """
         try:
             client = registry.get(provider)
         except KeyError as err:
             raise protocol.BadRequest(str(err.args[0]), arg="provider") from None
         ev = client.parse(event, payload)
+        if self.paused is not None and self.paused(ev.session_id, at):
+            # Paused: the client's answer for nothing to inject, no record, no search.
+            output = client.output(ev, None)
+            return resolved({"output": output, "stdout": json.dumps(output), "captured": [],
+                             "paused": True})
         # Every event gets the client's answer: some clients need one even with nothing to
         # inject (a tool gate that must say "allow").
         output = client.output(ev, self.inject(ev) if inject and ev.inject else None)

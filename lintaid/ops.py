@@ -40,7 +40,7 @@ class RecordWrites(Protocol):
 
 
 class Control(Protocol):
-    """What the daemon itself answers: its state, its stop, the workspace re-scan."""
+    """What the daemon itself answers: its state, its stop, the workspace re-scan, pause."""
 
     def status(self) -> dict[str, Any]: ...
 
@@ -50,10 +50,14 @@ class Control(Protocol):
 
     def ping(self) -> dict[str, Any]: ...
 
+    def pause(self, seconds: float | None, session_id: str | None) -> dict[str, Any]: ...
+
+    def resume(self, session_id: str | None) -> dict[str, Any]: ...
+
 
 class Hooks(Protocol):
     def handle(self, provider: str, event: str, payload: dict[str, Any], *,
-               inject: bool = True) -> Future[dict[str, Any]]: ...
+               inject: bool = True, at: float | None = None) -> Future[dict[str, Any]]: ...
 
 
 Submit = Callable[[Callable[[], Any]], "Future[Any]"]
@@ -234,6 +238,14 @@ def op_reindex(s: Services, args: Args) -> Future[Args]:
     return s.control.reindex(args["full"])
 
 
+def op_pause(s: Services, args: Args) -> Args:
+    return s.control.pause(args["duration"], args["session_id"])
+
+
+def op_resume(s: Services, args: Args) -> Args:
+    return s.control.resume(args["session_id"])
+
+
 HANDLERS: dict[str, Handler] = {
     "ping": op_ping,
     "status": op_status,
@@ -249,6 +261,8 @@ HANDLERS: dict[str, Handler] = {
     "expire": op_expire,
     "history": op_history,
     "reindex": op_reindex,
+    "pause": op_pause,
+    "resume": op_resume,
 }
 
 

@@ -67,8 +67,10 @@ class SpoolDrainer:
             try:
                 message = spool.read(path)
                 args = message["args"]
+                spooled_at = message.get("spooled_at")
                 future = self.handle(str(args.get("provider")), str(args.get("event")),
-                                     args.get("payload") or {}, inject=False)
+                                     args.get("payload") or {}, inject=False,
+                                     at=float(spooled_at) if isinstance(spooled_at, (int, float)) else None)
             except Exception as err:
                 if self._transient(path, err):
                     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -29,6 +30,7 @@ TIME: Final = "time"
 CHOICE: Final = "choice"
 MAP: Final = "map"
 LIST: Final = "list"
+DURATION: Final = "duration"
 
 MIN_TIME: Final = 0.0
 MAX_TIME: Final = 253402300799.0  # 9999-12-31T23:59:59Z
@@ -42,6 +44,8 @@ MAX_TOP_K: Final = 100
 MAX_LIST: Final = 1000
 STORES: Final = ("memory", "workspace", "all")
 TIME_HELP: Final = "ISO 8601, UTC unless it names a zone, or epoch seconds"
+MAX_DURATION_S: Final = 366 * 86400
+DURATION_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 @dataclass(frozen=True)
@@ -197,6 +201,17 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
     Op("reindex", WRITE, "Bring the workspace index in step with the files.", (
         Arg("full", BOOL, "re-read every file, not only changed ones", default=False),
     )),
+    Op("pause", WRITE, "Pause capture and injection: hooks still answer at once, with "
+       "nothing. Held by the daemon (a restart keeps it) until it runs out or resume.", (
+        Arg("duration", DURATION, "how long (90s, 30m, 2h, 1d, 1h30m); default: until "
+            "resumed", cli="--for"),
+        Arg("session_id", STR, "pause only this agent session", cli="--session",
+            max_bytes=MAX_ID_BYTES),
+    )),
+    Op("resume", WRITE, "Resume capture and injection: everywhere, or for one session.", (
+        Arg("session_id", STR, "resume only this agent session", cli="--session",
+            max_bytes=MAX_ID_BYTES),
+    )),
 )}
 
 
@@ -231,6 +246,33 @@ def parse_time(value: Any, name: str = "time") -> float:
     if not math.isfinite(seconds) or not MIN_TIME <= seconds <= MAX_TIME:
         raise ValueError(f"{name} must be a time between 1970 and 9999")
     return seconds
+
+
+def parse_duration(value: Any, name: str = "duration") -> float:
+    """Seconds from ``90s``, ``30m``, ``2h``, ``1d``, ``1w`` or a sum of them (``1h30m``);
+    a bare number is seconds. Between one second and a year."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"'{name}' must be a length of time such as 30m, 2h or 1d")
+    if isinstance(value, str):
+        text = value.strip().lower().replace(" ", "")
+        if _NUMBER.fullmatch(text):
+            seconds = float(text)
+        elif _DURATION.fullmatch(text):
+            seconds = sum(float(n) * DURATION_UNITS[u] for n, u in _PART.findall(text))
+        else:
+            raise ValueError(f"'{name}' must be a length of time such as 90s, 30m, 2h, 1d "
+                             f"or 1h30m, not {value!r}")
+    else:
+        seconds = float(value)
+    if not math.isfinite(seconds) or not 1 <= seconds <= MAX_DURATION_S:
+        raise ValueError(f"'{name}' must be between 1 second and "
+                         f"{MAX_DURATION_S // 86400} days")
+    return seconds
+
+
+_NUMBER: Final = re.compile(r"\d+(?:\.\d+)?")
+_PART: Final = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
+_DURATION: Final = re.compile(r"(?:\d+(?:\.\d+)?[smhdw])+")
 
 
 def _check_utf8(arg: Arg, text: str) -> bytes:
@@ -293,6 +335,11 @@ def check(arg: Arg, value: Any) -> Any:
     if kind == TIME:
         try:
             return parse_time(value, arg.name)
+        except ValueError as err:
+            raise BadRequest(str(err), arg=arg.name) from None
+    if kind == DURATION:
+        try:
+            return parse_duration(value, arg.name)
         except ValueError as err:
             raise BadRequest(str(err), arg=arg.name) from None
     if kind == MAP:
@@ -416,7 +463,7 @@ def tool_schema(spec: Op) -> dict[str, Any]:
                 schema["maximum"] = arg.hi
         elif arg.type == BOOL:
             schema = {"type": "boolean"}
-        elif arg.type == TIME:
+        elif arg.type in (TIME, DURATION):
             schema = {"type": ["string", "number"]}
         elif arg.type == MAP:
             schema = {"type": "object"}
@@ -434,5 +481,6 @@ def tool_schema(spec: Op) -> dict[str, Any]:
     return out
 
 
-__all__ = ["OPS", "Arg", "Op", "check", "parse_time", "tool_schema", "validate",
+__all__ = ["OPS", "Arg", "Op", "check", "parse_duration", "parse_time", "tool_schema",
+           "validate",
            "validate_item", "validate_tool", "MAX_DEPTH"]

@@ -54,6 +54,11 @@ def lock_path(root: Path) -> Path:
     return state_dir(root) / "daemon.lock"
 
 
+def pause_path(root: Path) -> Path:
+    """Where the daemon keeps a pause (``lintaid pause``), so a restart keeps it."""
+    return state_dir(root) / "pause.json"
+
+
 def spool_dir(root: Path) -> Path:
     return state_dir(root) / "spool"
 

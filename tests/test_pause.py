@@ -1,0 +1,145 @@
+"""Pause: hooks capture and inject nothing while paused, still answer at once; the daemon
+keeps the pause across a restart until it runs out; one agent session can be paused alone."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from lintaid.pause import PauseState
+from lintaid_client import paths
+from lintaid_client.ops import validate
+from lintaid_client.protocol import BadRequest
+from tests.conftest import run_cli, run_hook, run_json, start_daemon, stop_daemon
+from tests.transcripts import stop_payload, write_transcript
+
+PROMPT = "How many times do the billing webhooks retry?"
+
+
+# -- the state, by itself ------------------------------------------------------------------------
+def test_a_pause_covers_its_span_and_runs_out(tmp_path: Path) -> None:
+    state = PauseState(tmp_path / "pause.json")
+    assert not state.paused(None, at=1000.0)
+    state.pause(600, now=1000.0)
+    assert state.paused(None, at=1000.0) and state.paused("any-session", at=1599.0)
+    assert not state.paused(None, at=1600.0)  # ran out
+    assert not state.paused(None, at=999.0)  # an event from before the pause (spooled)
+    assert state.to_dict(now=1001.0)["all"] == {"since": 1000.0, "until": 1600.0}
+    assert state.to_dict(now=1700.0) == {"paused": False, "all": None, "sessions": {}}
+
+
+def test_a_session_pause_leaves_other_sessions_alone(tmp_path: Path) -> None:
+    state = PauseState(tmp_path / "pause.json")
+    state.pause(None, "s1", now=10.0)
+    assert state.paused("s1", at=10.0**9)  # until resumed
+    assert not state.paused("s2", at=11.0) and not state.paused(None, at=11.0)
+    assert state.to_dict(now=11.0)["paused"] is False  # not everything
+    assert state.resume("s2", now=12.0) == {"resumed": False, "session_id": "s2"}
+    assert state.resume("s1", now=12.0) == {"resumed": True, "session_id": "s1"}
+    assert not state.paused("s1", at=13.0)
+
+
+def test_the_file_is_private_survives_a_restart_and_goes_when_nothing_is_paused(
+        tmp_path: Path) -> None:
+    path = tmp_path / "pause.json"
+    PauseState(path).pause(3600, now=100.0)
+    PauseState(path).pause(None, "s1", now=100.0)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    again = PauseState(path)
+    assert again.paused(None, at=200.0) and again.paused("s1", at=5000.0)
+    assert again.resume(now=300.0)["resumed"]
+    assert not path.exists()
+
+
+def test_an_unreadable_file_is_no_pause_and_no_crash(tmp_path: Path) -> None:
+    path = tmp_path / "pause.json"
+    path.write_text("{not json")
+    assert not PauseState(path).paused(None, at=1.0)
+
+
+@pytest.mark.parametrize("bad", ["5x", "1h30", "0s", "400d", "", "-5m"])
+def test_a_bad_duration_is_refused_with_the_way_to_write_one(bad: str) -> None:
+    with pytest.raises(BadRequest, match="'duration' must be"):
+        validate("pause", {"duration": bad})
+
+
+def test_durations() -> None:
+    assert validate("pause", {"duration": "1h30m"})["duration"] == 5400.0
+    assert validate("pause", {"duration": "45s", "session_id": "s"})["duration"] == 45.0
+    assert validate("pause", {})["duration"] is None
+
+
+# -- through the daemon and the real hook shim ------------------------------------------------------
+def _capture(root: Path, session: str, answer: str) -> None:
+    transcript = write_transcript(root.parent / f"{session}.jsonl", [
+        ("user", "Where do the billing webhooks retry?"), ("assistant", answer)],
+        session_id=session, cwd=str(root))
+    out, _ = run_hook(root, "Stop", stop_payload(transcript, session_id=session,
+                                                 cwd=str(root)))
+    assert out == {}
+
+
+def _prompt(root: Path, session: str) -> dict:
+    out, _ = run_hook(root, "UserPromptSubmit", {"session_id": session, "prompt": PROMPT})
+    return out
+
+
+def _count(root: Path) -> int:
+    return int(run_json(root, "status")["memory"]["records"])
+
+
+@pytest.mark.slow
+def test_paused_hooks_capture_and_inject_nothing_until_resumed(daemon: Path) -> None:
+    _capture(daemon, "before", "Billing webhooks retry five times with jittered backoff.")
+    assert "jittered" in json.dumps(_prompt(daemon, "s1"))
+    records = _count(daemon)
+
+    out = run_cli(daemon, "pause", "--for", "2h").stdout
+    assert "paused capture and injection for everything until" in out
+    status = run_json(daemon, "status")["pause"]
+    assert status["paused"] and status["all"]["until"] - status["all"]["since"] == 7200
+    assert "paused    everything until" in run_cli(daemon, "status").stdout
+
+    assert _prompt(daemon, "s1") == {}  # nothing injected, and the prompt not recorded
+    _capture(daemon, "during", "Billing webhooks moved to a dead-letter queue.")
+    assert _count(daemon) == records
+
+    # The daemon holds the pause across a restart.
+    stop_daemon(daemon)
+    assert paths.pause_path(daemon).exists()
+    start_daemon(daemon)
+    assert run_json(daemon, "status")["pause"]["paused"]
+    assert _prompt(daemon, "s1") == {}
+
+    assert "resumed capture and injection for everything" in run_cli(daemon, "resume").stdout
+    assert "was not paused" in run_cli(daemon, "resume").stdout
+    assert "jittered" in json.dumps(_prompt(daemon, "s2"))
+    assert _count(daemon) == records + 1  # prompts are recorded again
+    assert "paused    no" in run_cli(daemon, "status").stdout
+
+
+@pytest.mark.slow
+def test_one_session_can_be_paused_alone(daemon: Path) -> None:
+    _capture(daemon, "before", "Billing webhooks retry five times with jittered backoff.")
+    out = run_cli(daemon, "pause", "--session", "quiet-session").stdout
+    assert "for session quiet-session until `lintaid resume`" in out
+    records = _count(daemon)
+    assert _prompt(daemon, "quiet-session") == {}
+    assert _count(daemon) == records
+    assert "jittered" in json.dumps(_prompt(daemon, "loud-session"))
+    assert _count(daemon) == records + 1
+    status = run_json(daemon, "status")["pause"]
+    assert not status["paused"] and list(status["sessions"]) == ["quiet-session"]
+    run_cli(daemon, "resume", "--session", "quiet-session")
+    assert "jittered" in json.dumps(_prompt(daemon, "quiet-session"))
+
+
+@pytest.mark.slow
+def test_a_bad_duration_on_the_command_line_says_how_to_write_one(daemon: Path) -> None:
+    proc = run_cli(daemon, "pause", "--for", "soon", check=False)
+    assert proc.returncode != 0
+    assert "--for must be a length of time such as 90s, 30m" in proc.stderr
+    assert not run_json(daemon, "status")["pause"]["paused"]
