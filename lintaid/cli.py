@@ -200,9 +200,11 @@ def _run_foreground(root: Path) -> int:
     except OSError as err:
         fail(f"cannot create {paths.state_dir(root)}: {err.strerror}")
     try:
-        from .daemon import Daemon, StartError
+        from .daemon import Config, Daemon, StartError
 
-        daemon = Daemon(root)
+        config = Config.from_env()
+        config.log_stderr = _log_to_stderr()
+        daemon = Daemon(root, config)
         daemon.install_signal_handlers()
         try:
             return daemon.run()
@@ -210,6 +212,21 @@ def _run_foreground(root: Path) -> int:
             fail(str(err))
     finally:
         lock.release(fd)
+
+
+def _log_to_stderr() -> bool:
+    """Whether the foreground daemon also logs to stderr: under systemd (the journal reads
+    it) or whenever stderr is not a terminal; ``LINTAID_LOG_STDERR=0|1`` decides instead (a
+    daemon started in the background sets 0: its stderr file is for why a start failed)."""
+    flag = os.environ.get("LINTAID_LOG_STDERR")
+    if flag in ("0", "1"):
+        return flag == "1"
+    if os.environ.get("INVOCATION_ID") or os.environ.get("NOTIFY_SOCKET"):
+        return True
+    try:
+        return not sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return True
 
 
 def _pid_alive(status: dict[str, Any]) -> bool:

@@ -29,6 +29,7 @@ from . import __version__, logs
 from .capture.git import git_state
 from .hooks import HookDispatcher, InjectConfig
 from .integrations import registry
+from .notify import Notifier
 from .ops import Services
 from .pause import PauseState
 from .search import Reader
@@ -90,6 +91,7 @@ class Daemon:
         self.version = __version__
         self.started_at = time.time()
         self.ready = threading.Event()
+        self.notifier = Notifier.from_env()  # systemd's NOTIFY_SOCKET, when it started us
         self._stop = threading.Event()
         self.workspace: Any = None
         self.store: MemoryStore
@@ -115,8 +117,10 @@ class Daemon:
             reason = start_reason(err)
             log.error("start_failed", reason=reason, exc_info=err)
             self._abort_start()
+            self.notifier.failed(reason)
             raise StartError(reason) from err
         self.ready.set()
+        self.notifier.ready(f"serving {self.root}")
         assert self.server is not None
         try:
             self.server.serve(self._stop.is_set)
@@ -180,6 +184,7 @@ class Daemon:
 
     def _shutdown(self) -> None:
         log.info("stopping")
+        self.notifier.stopping()
         self._remove_status()
         self.drainer.stop()
         if self.workspace is not None:
