@@ -670,6 +670,105 @@ def uninstall(root: Path, client: str, user_scope: bool) -> None:
         click.echo(f"lintaid: nothing of lintaid's was installed for {agent.title}")
 
 
+# -- service managers --------------------------------------------------------------------------
+@main.group()
+def service() -> None:
+    """Run the project's daemon under systemd (Linux) or launchd (macOS)."""
+
+
+def _service_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--manager", type=click.Choice(["systemd", "launchd"]), default=None,
+                      help="The service manager (default: this system's).")(fn)
+    return project_option(fn)
+
+
+def _service_plan(root: Path, manager: str | None) -> Any:
+    from .service import ServiceError, plan
+
+    try:
+        return plan(root, manager)
+    except ServiceError as err:
+        fail(str(err))
+
+
+@service.command(name="install")
+@_service_options
+@click.option("--dry-run", is_flag=True, help="Print the file and the commands; change nothing.")
+def service_install(root: Path, manager: str | None, dry_run: bool) -> None:
+    """Write the unit (or LaunchAgent) for this project, enable and start it."""
+    from .service import ServiceError, install
+
+    p = _service_plan(root, manager)
+    if dry_run:
+        click.echo(f"# {p.path}")
+        click.echo(p.text.rstrip("\n"))
+        click.echo(f"# then, for {root}:")
+        for command in p.enable:
+            click.echo(" ".join(command))
+        return
+    try:
+        install(root, p, stop_running=lambda: stop_daemon(root), say=click.echo)
+    except ServiceError as err:
+        fail(str(err), EXIT_UNAVAILABLE)
+    if p.manager == "systemd":
+        click.echo(f"next: `lintaid service status` or `journalctl --user -u {p.name}`; "
+                   "`loginctl enable-linger` keeps it running while you are logged out")
+    else:
+        click.echo(f"next: `lintaid service status`; logs in {paths.log_dir(root)}")
+
+
+@service.command(name="uninstall")
+@_service_options
+@click.option("--dry-run", is_flag=True, help="Print the commands; change nothing.")
+def service_uninstall(root: Path, manager: str | None, dry_run: bool) -> None:
+    """Stop and disable this project's service, and remove its file."""
+    from .service import ServiceError, uninstall
+
+    p = _service_plan(root, manager)
+    if dry_run:
+        for command in p.disable:
+            click.echo(" ".join(command))
+        click.echo(f"rm {p.path}  # unless other projects' services use it")
+        return
+    try:
+        uninstall(p, say=click.echo)
+    except ServiceError as err:
+        fail(str(err), EXIT_UNAVAILABLE)
+
+
+@service.command(name="status")
+@_service_options
+@json_flag
+def service_status(root: Path, manager: str | None, as_json: bool) -> None:
+    """Whether this project's service is installed, enabled and running."""
+    from .service import ServiceError, status
+
+    p = _service_plan(root, manager)
+    try:
+        info = status(p)
+    except ServiceError as err:
+        if as_json:
+            click.echo(json.dumps({"manager": p.manager, "name": p.name, "file": str(p.path),
+                                   "installed": p.path.exists(), "error": str(err)}))
+        fail(str(err), EXIT_UNAVAILABLE)
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    click.echo(f"{p.manager} service {p.name}")
+    click.echo(f"  file     {p.path} ({'present' if info['installed'] else 'absent'})")
+    if p.manager == "systemd":
+        click.echo(f"  enabled  {info['enabled']}")
+        click.echo(f"  state    {info.get('ActiveState', '?')} ({info.get('SubState', '?')}), "
+                   f"pid {info.get('MainPID') or '-'}, restarts {info.get('NRestarts') or 0}")
+        click.echo(f"  logs     {info['logs']}")
+    else:
+        click.echo(f"  loaded   {'yes' if info['loaded'] else 'no'}")
+        click.echo(f"  state    {'running' if info['active'] else 'not running'}, "
+                   f"pid {info.get('pid') or '-'}")
+    if not info["active"]:
+        sys.exit(EXIT_UNAVAILABLE)
+
+
 def run() -> None:
     """The console script: no traceback ever reaches a person, only one line."""
     try:
