@@ -670,6 +670,34 @@ def uninstall(root: Path, client: str, user_scope: bool) -> None:
         click.echo(f"lintaid: nothing of lintaid's was installed for {agent.title}")
 
 
+# -- doctor -------------------------------------------------------------------------------------
+@main.command()
+@project_option
+@json_flag
+def doctor(root: Path, as_json: bool) -> None:
+    """Check the daemon, file and socket privacy, indexes, spool, disk, watcher and each
+    installed agent client's hooks and MCP server; print the fix for each problem (exit 1
+    when something is broken)."""
+    from . import doctor as checks
+
+    found = checks.run(root)
+    report = checks.to_dict(root, found)
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(f"lintaid doctor: {root}")
+        for check in found:
+            label = "FAIL" if not check.ok else "warn" if check.warn else "ok"
+            click.echo(f"  {label:<5} {check.name:<28} {check.detail}")
+            if check.fix and (not check.ok or check.warn):
+                click.echo(f"  {'':<5} {'':<28} fix: {check.fix}")
+        problems = report["problems"]
+        click.echo(f"{problems} problem{'s' if problems != 1 else ''} found" if problems
+                   else "no problems found")
+    if not report["ok"]:
+        sys.exit(EXIT_ERROR)
+
+
 # -- service managers --------------------------------------------------------------------------
 @main.group()
 def service() -> None:

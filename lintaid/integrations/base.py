@@ -58,12 +58,14 @@ class Commands:
 
 @dataclass
 class Check:
-    """One ``doctor`` finding: ``ok`` or not, what was seen, and how to fix it."""
+    """One ``doctor`` finding: ``ok`` or not, what was seen, and how to fix it. ``warn``: it
+    works, but a person may want to act (``fix`` says how); it does not fail ``doctor``."""
 
     name: str
     ok: bool
     detail: str = ""
     fix: str = ""
+    warn: bool = False
 
 
 @dataclass

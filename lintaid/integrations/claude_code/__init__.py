@@ -16,6 +16,7 @@ from lintaid_client.redact import redact
 
 from ..base import (
     AgentClient,
+    Check,
     Commands,
     HookEvent,
     InstallReport,
@@ -82,3 +83,6 @@ class ClaudeCode(AgentClient):
 
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
+
+    def doctor(self, root: Path) -> list[Check]:
+        return install.doctor(root)

@@ -17,6 +17,7 @@ from lintaid.capture.transcript import Exchange, read_messages, summarize
 
 from ..base import (
     AgentClient,
+    Check,
     Commands,
     HookEvent,
     InstallReport,
@@ -79,3 +80,6 @@ class Codex(AgentClient):
 
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
+
+    def doctor(self, root: Path) -> list[Check]:
+        return install.doctor(root)

@@ -19,6 +19,7 @@ from lintaid.capture.transcript import Exchange, summarize
 
 from ..base import (
     AgentClient,
+    Check,
     Commands,
     HookEvent,
     InstallReport,
@@ -79,3 +80,6 @@ class Cursor(AgentClient):
 
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
+
+    def doctor(self, root: Path) -> list[Check]:
+        return install.doctor(root)

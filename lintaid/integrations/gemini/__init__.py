@@ -18,6 +18,7 @@ from lintaid_client.redact import redact
 
 from ..base import (
     AgentClient,
+    Check,
     Commands,
     HookEvent,
     InstallReport,
@@ -78,3 +79,6 @@ class Gemini(AgentClient):
 
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
+
+    def doctor(self, root: Path) -> list[Check]:
+        return install.doctor(root)

@@ -17,7 +17,7 @@ from typing import Any, Final
 from lintaid.capture.transcript import Exchange, Message, summarize
 from lintaid_client.redact import redact
 
-from ..base import AgentClient, Commands, HookEvent, InstallReport, Scope, text_field
+from ..base import AgentClient, Check, Commands, HookEvent, InstallReport, Scope, text_field
 from . import install
 
 CAPTURE_EVENTS: Final = {"agent_end": "outcome", "before_reset": "session-summary"}
@@ -62,6 +62,9 @@ class OpenClaw(AgentClient):
 
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
+
+    def doctor(self, root: Path) -> list[Check]:
+        return install.doctor(root)
 
 
 def message(entry: Any) -> Message | None:
