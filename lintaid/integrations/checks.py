@@ -166,6 +166,10 @@ def probe_mcp(entry: Mapping[str, Any], root: Path) -> str | None:
 
 
 def daemon_answers(root: Path) -> bool:
+    """Whether the project's daemon answers; without a status file no daemon runs, and
+    nobody need wait for a ping."""
+    if connection.read_status(root) is None:
+        return False
     return connection.ping(root, timeout=1.0) is not None
 
 
