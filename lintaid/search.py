@@ -8,8 +8,8 @@ query.
 A search builds one Tantivy query per store that already holds the exclusions (superseded,
 expired, forgotten, other users' rows), so an excluded record never takes a top-k slot.
 History mode (``history=True``, an ``as_of`` time, or a question about a change in the
-query) lifts the supersession filter; such hits keep their status and are marked
-``historical``.
+project's state) keeps the current hits exactly as the plain query ranks them and interleaves
+the superseded records by score; those keep their status and are marked ``historical``.
 
 Read-your-writes: a write's reply carries a token; a read that passes it waits here, off the
 loop, until that write is searchable. A read without a token waits for what was committed
@@ -94,7 +94,7 @@ class Reader:
             rows, ws_hidden = self.workspace.search_hits(text, req.top_k, history=history)
             hits.extend(_workspace_hit(row) for row in rows)
             hidden += ws_hidden
-        hits.sort(key=lambda h: h.score, reverse=True)
+        hits.sort(key=lambda h: h.score, reverse=True)  # stable: memory first on a tie
         return SearchResult(results=hits[: req.top_k], hidden=hidden, history=history)
 
     def get(self, record_id: str, user_id: str | None) -> Hit:
@@ -127,40 +127,52 @@ class Reader:
     # -- memory ----------------------------------------------------------------------------
     def _search_memory(self, req: SearchRequest, text: str,
                        history: bool) -> tuple[list[Hit], int]:
+        """Memory hits for ``text``: what the records still say, plus, in history mode, the
+        records the policy retired.
+
+        The current hits come from the same query, fields and boosts with history on or off, so
+        they keep their scores and their order; a history query adds the superseded records,
+        scored on their whole text (their retired sentences are what a question about the past
+        matches), and interleaves them by score. Outside history mode only what a record still
+        says can match (retired claims are cut out of ``content``), so a stale statement never
+        wins a current query.
+        """
         index = self.memory.index
-        # Outside history mode only what a record still says can match (retired claims are
-        # cut out of the ``content`` field), so a stale statement never wins a current query.
-        if history:
-            text_query = index.text_query(text, ["content_all"])
-        else:
-            text_query = index.text_query(text, ["content", "claims"], CLAIM_BOOST)
+        text_query = index.text_query(text, ["content", "claims"], CLAIM_BOOST)
         all_text = index.text_query(text, ["content_all"])
         if text_query is None or all_text is None:
             return [], 0
         now = millis(req.now if req.now is not None else time.time())
-        owner = [("must", index.term("user_id", normalize_user(req.user_id)))]
-        filters: list[tuple[str, Any]] = []
+        scope: list[tuple[str, Any]] = [("must", index.term("user_id",
+                                                            normalize_user(req.user_id)))]
         if req.kinds:
-            filters.append(("must", index.term_set("kind", list(req.kinds))))
+            scope.append(("must", index.term_set("kind", list(req.kinds))))
         for kind in req.exclude_kinds:
-            filters.append(("not", index.term("kind", kind)))
-        policy: list[tuple[str, Any]] = []
+            scope.append(("not", index.term("kind", kind)))
         horizon = now if req.as_of is None else millis(req.as_of)
-        policy.append(("must", index.int_range("expires_at", horizon + 1, None)))
+        live = [("must", index.int_range("expires_at", horizon + 1, None))]
         if req.as_of is not None:
-            policy.append(("must", index.int_range("created_at", None, millis(req.as_of))))
-        if not history:
-            policy.append(("not", index.term("status", "superseded")))
+            live.append(("must", index.int_range("created_at", None, millis(req.as_of))))
+        retired = index.term("status", "superseded")
         searcher = index.searcher()
-        result = searcher.search(boolean([("must", text_query), *owner, *filters, *policy]),
-                                 limit=req.top_k, count=True)
-        everything = boolean([("must", all_text), *owner, *filters])
-        hidden = _count(searcher.search(everything, limit=1, count=True)) - _count(result)
-        scored = [(str(searcher.doc(addr).get_first("id")), score)
-                  for score, addr in result.hits]
-        hits = self.hydrate([rid for rid, _ in scored], history=history, as_of=req.as_of)
+        current = searcher.search(
+            boolean([("must", text_query), *scope, *live, ("not", retired)]),
+            limit=req.top_k, count=True)
+        scored = [(score, 0, addr) for score, addr in current.hits]
+        shown = _count(current)
+        if history:
+            past = searcher.search(boolean([("must", all_text), *scope, *live, ("must", retired)]),
+                                   limit=req.top_k, count=True)
+            scored.extend((score, 1, addr) for score, addr in past.hits)
+            shown += _count(past)
+            scored.sort(key=lambda s: (-s[0], s[1]))  # a tie goes to the current record
+            scored = scored[: req.top_k]
+        everything = boolean([("must", all_text), *scope])
+        hidden = _count(searcher.search(everything, limit=1, count=True)) - shown
+        ranked = [(str(searcher.doc(addr).get_first("id")), score) for score, _, addr in scored]
+        hits = self.hydrate([rid for rid, _ in ranked], history=history, as_of=req.as_of)
         out = []
-        for rid, score in scored:
+        for rid, score in ranked:
             hit = hits.get(rid)
             if hit is not None:
                 hit.score = float(score)
