@@ -127,15 +127,15 @@ class Reader:
     # -- memory ----------------------------------------------------------------------------
     def _search_memory(self, req: SearchRequest, text: str,
                        history: bool) -> tuple[list[Hit], int]:
-        """Memory hits for ``text``: what the records still say, plus, in history mode, the
-        records the policy retired.
+        """Memory hits for ``text``: what the records still say, plus, in history mode, what
+        they said before.
 
         The current hits come from the same query, fields and boosts with history on or off, so
-        they keep their scores and their order; a history query adds the superseded records,
-        scored on their whole text (their retired sentences are what a question about the past
-        matches), and interleaves them by score. Outside history mode only what a record still
-        says can match (retired claims are cut out of ``content``), so a stale statement never
-        wins a current query.
+        they keep their scores and their order. A history query adds the records with retired
+        statements (superseded ones, and current ones with a superseded sentence) that match on
+        their whole text, marks them ``historical`` and interleaves them by score. Outside
+        history mode only what a record still says can match (retired claims are cut out of
+        ``content``), so a stale statement never wins a current query.
         """
         index = self.memory.index
         text_query = index.text_query(text, ["content", "claims"], CLAIM_BOOST)
@@ -153,29 +153,39 @@ class Reader:
         live = [("must", index.int_range("expires_at", horizon + 1, None))]
         if req.as_of is not None:
             live.append(("must", index.int_range("created_at", None, millis(req.as_of))))
-        retired = index.term("status", "superseded")
+        retired = index.term("status", models.SUPERSEDED)
         searcher = index.searcher()
         current = searcher.search(
             boolean([("must", text_query), *scope, *live, ("not", retired)]),
             limit=req.top_k, count=True)
-        scored = [(score, 0, addr) for score, addr in current.hits]
-        shown = _count(current)
-        if history:
-            past = searcher.search(boolean([("must", all_text), *scope, *live, ("must", retired)]),
-                                   limit=req.top_k, count=True)
-            scored.extend((score, 1, addr) for score, addr in past.hits)
-            shown += _count(past)
-            scored.sort(key=lambda s: (-s[0], s[1]))  # a tie goes to the current record
-            scored = scored[: req.top_k]
-        everything = boolean([("must", all_text), *scope])
-        hidden = _count(searcher.search(everything, limit=1, count=True)) - shown
-        ranked = [(str(searcher.doc(addr).get_first("id")), score) for score, _, addr in scored]
-        hits = self.hydrate([rid for rid, _ in ranked], history=history, as_of=req.as_of)
+        everything = _count(searcher.search(boolean([("must", all_text), *scope]), limit=1,
+                                            count=True))
+        ranked = [(str(searcher.doc(addr).get_first("id")), score, False)
+                  for score, addr in current.hits]
+        if not history:
+            hidden = everything - _count(current)
+        else:
+            seen = {rid for rid, _, _ in ranked}
+            with_past = index.term_set("status", [models.SUPERSEDED, models.CONFLICTED])
+            past = searcher.search(boolean([("must", all_text), *scope, *live,
+                                            ("must", with_past)]),
+                                   limit=req.top_k + len(seen), count=True)
+            earlier = [(rid, score, True) for rid, score in
+                       ((str(searcher.doc(addr).get_first("id")), score)
+                        for score, addr in past.hits) if rid not in seen]
+            ranked = sorted([*ranked, *earlier], key=lambda r: (-r[1], r[2]))[: req.top_k]
+            plain = _count(searcher.search(
+                boolean([("must", text_query), *scope, *live, ("not", with_past)]),
+                limit=1, count=True))
+            hidden = everything - _count(past) - plain
+        hits = self.hydrate([rid for rid, _, _ in ranked], history=history, as_of=req.as_of)
         out = []
-        for rid, score in ranked:
+        for rid, score, historical in ranked:
             hit = hits.get(rid)
             if hit is not None:
                 hit.score = float(score)
+                # As of a past time, a record retired only later was current then.
+                hit.historical = hit.historical or (historical and req.as_of is None)
                 out.append(hit)
         return out, max(hidden, 0)
 
