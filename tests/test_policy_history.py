@@ -144,3 +144,33 @@ def test_an_explicit_history_flag_on_a_plain_question_moves_nothing(reader: Read
     plain = ranked(reader, query, top_k=5)
     history = ranked(reader, query, top_k=5, history=True)
     assert history[0] == plain[0]
+
+
+def test_a_retired_sentence_inside_a_visible_record_is_history(tmp_path: Path) -> None:
+    """A capture whose Redis sentence was superseded stays visible for the rest it says; a
+    current query no longer matches the retired sentence, a history query does."""
+    memory = MemoryStore(tmp_path)
+    writer = Writer(memory)
+    writer.start()
+    try:
+        texts = ["Request: store sessions\nResult: We use Redis for session storage. Added a "
+                 "health check endpoint for the load balancer.",
+                 "We use Memcached for session storage instead of Redis."]
+        ids = []
+        for i, text in enumerate(texts):
+            rec = NewRecord(content=text, kind="capture", source=f"cc/{i}", created_at=T0 + i)
+            ids.append(writer.run(lambda rec=rec: memory.put(rec, "test"), 60)[0])
+        reader = Reader(memory=memory, wait_visible=writer.wait_visible)
+        reader.settle(None)
+        assert reader.get(ids[0], None).status == "partly_superseded"
+        plain = reader.search(SearchRequest(query="redis", top_k=5))
+        assert [h.id for h in plain.results] == [ids[1]]  # "instead of Redis" only
+        past = reader.search(SearchRequest(query="what did we use before memcached redis",
+                                           top_k=5))
+        assert past.history
+        by_id = {h.id: h for h in past.results}
+        assert by_id[ids[0]].historical and by_id[ids[0]].status == "partly_superseded"
+        assert not by_id[ids[1]].historical
+    finally:
+        writer.stop()
+        memory.close()
