@@ -156,6 +156,11 @@ def test_chit_chat_questions_and_requests_yield_nothing(name: str, sentence: str
         " says nothing else is hidden.",
         "Let's get back to work.",
         "Fixed: src/gateway/client.py",
+        # imperative requests without a fact
+        "Please fix the flaky test in the gateway.",
+        "Run the migrations and restart the server.",
+        "Add a retry to the HTTP client.",
+        "Take a look at the failing build when you can.",
     ],
 )
 def test_text_without_a_fact_yields_nothing(text: str) -> None:
@@ -233,7 +238,7 @@ def test_a_table_yielding_to_a_later_rule_is_refused() -> None:
     gate = re.compile("x")
     bad = (Rule("a", 1, gate, lambda s: [], yields_to=frozenset({"b"})),
            Rule("b", 2, gate, lambda s: []))
-    with pytest.raises(AssertionError, match="yields to a rule that runs after it"):
+    with pytest.raises(ValueError, match="yields to a rule that runs after it"):
         _check_table(bad)
-    with pytest.raises(AssertionError, match="share a priority"):
+    with pytest.raises(ValueError, match="share a priority"):
         _check_table((Rule("a", 1, gate, lambda s: []), Rule("b", 1, gate, lambda s: [])))

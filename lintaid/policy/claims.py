@@ -1198,11 +1198,13 @@ def _check_table(rules: tuple[Rule, ...]) -> None:
     """A rule may only yield to rules that run before it; names and priorities are unique."""
     seen: set[str] = set()
     priorities = [r.priority for r in rules]
-    assert len(set(priorities)) == len(priorities), "two rules share a priority"
+    if len(set(priorities)) != len(priorities):
+        raise ValueError("two rules share a priority")
     for rule in rules:
-        assert rule.name not in seen, f"rule {rule.name!r} declared twice"
-        assert rule.yields_to == ANY or rule.yields_to <= seen, (
-            f"rule {rule.name!r} yields to a rule that runs after it")
+        if rule.name in seen:
+            raise ValueError(f"rule {rule.name!r} declared twice")
+        if rule.yields_to != ANY and not rule.yields_to <= seen:
+            raise ValueError(f"rule {rule.name!r} yields to a rule that runs after it")
         seen.add(rule.name)
 
 
