@@ -8,8 +8,8 @@ query.
 A search builds one Tantivy query per store that already holds the exclusions (superseded,
 expired, forgotten, other users' rows), so an excluded record never takes a top-k slot.
 History mode (``history=True``, an ``as_of`` time, or a question about a change in the
-query) lifts the supersession filter; such hits keep their status and are marked
-``historical``.
+project's state) keeps the current hits exactly as the plain query ranks them and interleaves
+the superseded records by score; those keep their status and are marked ``historical``.
 
 Read-your-writes: a write's reply carries a token; a read that passes it waits here, off the
 loop, until that write is searchable. A read without a token waits for what was committed
@@ -97,7 +97,7 @@ class Reader:
             rows, ws_hidden = self.workspace.search_hits(text, req.top_k, history=history)
             hits.extend(_workspace_hit(row) for row in rows)
             hidden += ws_hidden
-        hits.sort(key=lambda h: h.score, reverse=True)
+        hits.sort(key=lambda h: h.score, reverse=True)  # stable: memory first on a tie
         return SearchResult(results=hits[: req.top_k], hidden=hidden, history=history)
 
     def get(self, record_id: str, user_id: str | None) -> Hit:
@@ -131,45 +131,67 @@ class Reader:
     # -- memory ----------------------------------------------------------------------------
     def _search_memory(self, req: SearchRequest, text: str,
                        history: bool) -> tuple[list[Hit], int]:
+        """Memory hits for ``text``: what the records still say, plus, in history mode, what
+        they said before.
+
+        The current hits come from the same query, fields and boosts with history on or off, so
+        they keep their scores and their order. A history query adds the records with retired
+        statements (superseded ones, and current ones with a superseded sentence) that match on
+        their whole text, marks them ``historical`` and interleaves them by score. Outside
+        history mode only what a record still says can match (retired claims are cut out of
+        ``content``), so a stale statement never wins a current query.
+        """
         index = self.memory.index
-        # Outside history mode only what a record still says can match (retired claims are
-        # cut out of the ``content`` field), so a stale statement never wins a current query.
-        if history:
-            text_query = index.text_query(text, ["content_all"])
-        else:
-            text_query = index.text_query(text, ["content", "claims"], CLAIM_BOOST)
+        text_query = index.text_query(text, ["content", "claims"], CLAIM_BOOST)
         all_text = index.text_query(text, ["content_all"])
         if text_query is None or all_text is None:
             return [], 0
         now = millis(req.now if req.now is not None else time.time())
-        owner = [("must", index.term("user_id", normalize_user(req.user_id)))]
-        filters: list[tuple[str, Any]] = []
+        scope: list[tuple[str, Any]] = [("must", index.term("user_id",
+                                                            normalize_user(req.user_id)))]
         if req.client is not None:
-            filters.append(("must", index.term("client", req.client)))
+            scope.append(("must", index.term("client", req.client)))
         if req.kinds:
-            filters.append(("must", index.term_set("kind", list(req.kinds))))
+            scope.append(("must", index.term_set("kind", list(req.kinds))))
         for kind in req.exclude_kinds:
-            filters.append(("not", index.term("kind", kind)))
-        policy: list[tuple[str, Any]] = []
+            scope.append(("not", index.term("kind", kind)))
         horizon = now if req.as_of is None else millis(req.as_of)
-        policy.append(("must", index.int_range("expires_at", horizon + 1, None)))
+        live = [("must", index.int_range("expires_at", horizon + 1, None))]
         if req.as_of is not None:
-            policy.append(("must", index.int_range("created_at", None, millis(req.as_of))))
-        if not history:
-            policy.append(("not", index.term("status", "superseded")))
+            live.append(("must", index.int_range("created_at", None, millis(req.as_of))))
+        retired = index.term("status", models.SUPERSEDED)
         searcher = index.searcher()
-        result = searcher.search(boolean([("must", text_query), *owner, *filters, *policy]),
-                                 limit=req.top_k, count=True)
-        everything = boolean([("must", all_text), *owner, *filters])
-        hidden = _count(searcher.search(everything, limit=1, count=True)) - _count(result)
-        scored = [(str(searcher.doc(addr).get_first("id")), score)
-                  for score, addr in result.hits]
-        hits = self.hydrate([rid for rid, _ in scored], history=history, as_of=req.as_of)
+        current = searcher.search(
+            boolean([("must", text_query), *scope, *live, ("not", retired)]),
+            limit=req.top_k, count=True)
+        everything = _count(searcher.search(boolean([("must", all_text), *scope]), limit=1,
+                                            count=True))
+        ranked = [(str(searcher.doc(addr).get_first("id")), score, False)
+                  for score, addr in current.hits]
+        if not history:
+            hidden = everything - _count(current)
+        else:
+            seen = {rid for rid, _, _ in ranked}
+            with_past = index.term_set("status", [models.SUPERSEDED, models.CONFLICTED])
+            past = searcher.search(boolean([("must", all_text), *scope, *live,
+                                            ("must", with_past)]),
+                                   limit=req.top_k + len(seen), count=True)
+            earlier = [(rid, score, True) for rid, score in
+                       ((str(searcher.doc(addr).get_first("id")), score)
+                        for score, addr in past.hits) if rid not in seen]
+            ranked = sorted([*ranked, *earlier], key=lambda r: (-r[1], r[2]))[: req.top_k]
+            plain = _count(searcher.search(
+                boolean([("must", text_query), *scope, *live, ("not", with_past)]),
+                limit=1, count=True))
+            hidden = everything - _count(past) - plain
+        hits = self.hydrate([rid for rid, _, _ in ranked], history=history, as_of=req.as_of)
         out = []
-        for rid, score in scored:
+        for rid, score, historical in ranked:
             hit = hits.get(rid)
             if hit is not None:
                 hit.score = float(score)
+                # As of a past time, a record retired only later was current then.
+                hit.historical = hit.historical or (historical and req.as_of is None)
                 out.append(hit)
         return out, max(hidden, 0)
 
