@@ -73,6 +73,14 @@ class CliResult:
         return json.loads(self.stdout)
 
 
+def invoke(root: Path, *args: str, input: str | None = None) -> CliResult:
+    """``lintaid ARGS --project ROOT`` through click in this process, never starting a
+    daemon; a non-zero exit is returned, not raised."""
+    result = CliRunner().invoke(lintaid_cli.main, [*args, "--project", str(root)], input=input,
+                                catch_exceptions=False, env={"LINTAID_NO_AUTOSTART": "1"})
+    return CliResult(result.exit_code, result.stdout, result.stderr)
+
+
 class Served:
     """The real ``Daemon`` for ``root``, serving from a thread of this process.
 
@@ -176,10 +184,7 @@ class Served:
         if args and args[0] in ("start", "stop"):
             raise ValueError("use Served.start()/stop(): `lintaid stop` would signal this "
                              "process, whose pid the status file names")
-        result = CliRunner().invoke(lintaid_cli.main, [*args, "--project", str(self.root)],
-                                    input=input, catch_exceptions=False,
-                                    env={"LINTAID_NO_AUTOSTART": "1"})
-        return CliResult(result.exit_code, result.stdout, result.stderr)
+        return invoke(self.root, *args, input=input)
 
     def json(self, *args: str) -> Any:
         """``lintaid ARGS --json``: the parsed output (and the command must succeed)."""
