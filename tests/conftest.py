@@ -36,7 +36,7 @@ from click.testing import CliRunner
 
 from lintaid import cli as lintaid_cli
 from lintaid.daemon import Config, Daemon
-from lintaid_client import Memory, connection, hook, lock, paths
+from lintaid_client import Memory, connection, hook, lock, paths, protocol
 
 REPO = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -285,11 +285,64 @@ def run_hook(root: Path, event: str, payload: dict[str, Any], *,
 
 
 def start_daemon(root: Path, env: dict[str, str] | None = None) -> None:
+    """``lintaid start``: the CLI starts the daemon detached, as a person would."""
     run_cli(root, "start", env=env)
 
 
 def stop_daemon(root: Path, env: dict[str, str] | None = None) -> None:
     run_cli(root, "stop", env=env, check=False)
+
+
+class DaemonProcess:
+    """``lintaid start --foreground`` as a child process (what systemd runs): one process per
+    daemon, no CLI process around it. ``stop`` asks it to shut down and reaps it."""
+
+    def __init__(self, root: Path, env: dict[str, str] | None = None) -> None:
+        self.root = root
+        self._stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "lintaid", "start", "--foreground", "--project", str(root)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr,
+            env=env or lintaid_env(), cwd=str(root), start_new_session=True)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def stderr(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read().decode(errors="replace")
+
+    def wait_ready(self, timeout: float = 60.0) -> DaemonProcess:
+        def up() -> bool:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"the daemon exited ({self.proc.returncode}):\n"
+                                     f"{self.stderr()}")
+            return connection.ping(self.root, timeout=0.5) is not None
+
+        wait_for(up, timeout)
+        return self
+
+    def stop(self, timeout: float = 60.0) -> int:
+        """Ask it to shut down (the ``shutdown`` op), wait for it, kill it if it will not go."""
+        if self.proc.poll() is None:
+            with connection.Connection(self.root) as conn:
+                try:
+                    conn.call("shutdown", timeout=10.0)
+                except protocol.LintaidError:
+                    pass  # not answering (stopped, killed): it is killed below
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout)
+        self._stderr.close()
+        return self.proc.returncode
+
+
+def daemon_process(root: Path, env: dict[str, str] | None = None) -> DaemonProcess:
+    """Start a daemon process for ``root`` and return once it answers."""
+    return DaemonProcess(root, env).wait_ready()
 
 
 @pytest.fixture
@@ -303,17 +356,11 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def daemon(project: Path) -> Iterator[Path]:
     """A daemon process for ``project``; stopped (and killed if need be) afterwards."""
-    start_daemon(project)
+    proc = daemon_process(project)
     try:
         yield project
     finally:
-        stop_daemon(project)
-        status = connection.read_status(project)
-        if status:
-            try:
-                os.kill(int(status["pid"]), 9)
-            except (OSError, ValueError):
-                pass
+        proc.stop()
 
 
 # -- isolation and leak checks ----------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lintaid_client import connection, paths
-from tests.conftest import run_cli, run_hook, run_json, start_daemon, stop_daemon
+from tests.conftest import daemon_process, run_cli, run_hook, run_json
 from tests.transcripts import stop_payload, write_transcript
 
 
@@ -53,7 +53,7 @@ def found(root: Path, query: str) -> list[str]:
 @pytest.mark.slow
 def test_a_full_disk_fails_writes_clearly_and_loses_nothing(small_disk: Path) -> None:
     root = small_disk
-    start_daemon(root)
+    daemon = daemon_process(root)
     try:
         kept = run_json(root, "add", "The archive job keeps 30 days of snapshots.")["id"]
         filler = fill(root)
@@ -75,4 +75,4 @@ def test_a_full_disk_fails_writes_clearly_and_loses_nothing(small_disk: Path) ->
         assert again in found(root, "space archive")
         assert kept in found(root, "snapshots")
     finally:
-        stop_daemon(root)
+        daemon.stop()

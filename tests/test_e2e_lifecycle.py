@@ -14,13 +14,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import psutil
 import pytest
 import zmq
 
 from lintaid_client import connection, paths, protocol
 from tests.conftest import (
     Served,
+    daemon_process,
     lintaid_env,
     run_cli,
     run_hook,
@@ -86,13 +86,13 @@ def test_missing_or_corrupt_index_is_rebuilt_from_sqlite(project: Path) -> None:
     ]
     for damage in damages:
         damage()
-        start_daemon(project)
+        proc = daemon_process(project)
         try:
             hits = search(project, "nightly compaction scheduler")
             assert hits and "02:00" in hits[0]["content"]
             assert (index / "lintaid-schema").read_text().strip() != "0"
         finally:
-            stop_daemon(project)
+            assert proc.stop() == 0
 
 
 def test_an_acknowledged_write_is_visible_to_the_very_next_search(served: Served) -> None:
@@ -150,20 +150,13 @@ def test_logs_command_prints_json_lines(served: Served) -> None:
 
 @pytest.mark.slow
 def test_cli_restarts_a_daemon_that_is_gone_midway(project: Path) -> None:
-    start_daemon(project)
-    pid = connection.read_status(project)["pid"]
-    os.kill(pid, signal.SIGKILL)
-    wait_for(lambda: not _alive(pid))
+    first = daemon_process(project)
+    os.kill(first.pid, signal.SIGKILL)
+    assert first.stop() == -signal.SIGKILL
+    pid = first.pid
     try:
         # The status file is stale now; any command notices and starts a fresh daemon.
         run_cli(project, "add", "Auto restart keeps the CLI usable.")
         assert connection.read_status(project)["pid"] != pid
     finally:
         stop_daemon(project)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False

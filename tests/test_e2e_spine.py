@@ -25,13 +25,12 @@ from lintaid.store.index import MAX_QUERY_TERMS, TantivyIndex
 from lintaid_client import connection, paths, protocol, spool
 from tests.conftest import (
     Served,
+    daemon_process,
     hook_command,
     invoke,
     lintaid_env,
     run_cli,
     run_hook,
-    start_daemon,
-    stop_daemon,
     wait_for,
 )
 from tests.transcripts import (
@@ -341,7 +340,7 @@ def test_hooks_spool_while_the_daemon_is_down_and_drain_after_start(project: Pat
         assert run_hook(project, "Stop", unique_session(project, n, word), env=env) == {}
     assert len(spool.pending(project)) == 10
     assert not paths.status_path(project).exists()  # nothing started a daemon
-    start_daemon(project)
+    proc = daemon_process(project)
     try:
         wait_for(lambda: not spool.pending(project), timeout=60)
         assert searchable(project, words) == set(words)
@@ -352,7 +351,7 @@ def test_hooks_spool_while_the_daemon_is_down_and_drain_after_start(project: Pat
         assert not spool.pending(project)
         assert record_count(project) == 10
     finally:
-        stop_daemon(project)
+        proc.stop()
 
 
 @pytest.mark.slow
@@ -360,9 +359,8 @@ def test_a_hook_facing_a_daemon_that_does_not_answer_spools_and_answers_itself(
         project: Path) -> None:
     """The budget: SIGSTOP the daemon; the shim still prints ``{}``, exits 0 and leaves the
     event in the spool, which the daemon drains once it runs again."""
-    start_daemon(project)
-    pid = connection.read_status(project)["pid"]
-    os.kill(pid, signal.SIGSTOP)
+    proc = daemon_process(project)
+    os.kill(proc.pid, signal.SIGSTOP)
     try:
         out = run_hook(project, "UserPromptSubmit",
                        {"session_id": "s", "prompt": "where does the frobnicator live?"},
@@ -371,35 +369,35 @@ def test_a_hook_facing_a_daemon_that_does_not_answer_spools_and_answers_itself(
         [spooled] = spool.pending(project)
         assert spool.read(spooled)["args"]["event"] == "UserPromptSubmit"
     finally:
-        os.kill(pid, signal.SIGCONT)
+        os.kill(proc.pid, signal.SIGCONT)
     try:
         wait_for(lambda: not spool.pending(project), timeout=60)
         hits = call(project, "search", {"query": "frobnicator"})["results"]
         assert [h["kind"] for h in hits] == ["prompt"]
     finally:
-        stop_daemon(project)
+        assert proc.stop() == 0
 
 
 @pytest.mark.slow
 def test_sigkill_under_load_keeps_every_acknowledged_or_spooled_capture(project: Path) -> None:
     env = lintaid_env(LINTAID_NO_AUTOSTART="1", LINTAID_HOOK_TIMEOUT_MS="2000")
-    words = [f"quuxword{n}" for n in range(50)]
-    start_daemon(project)
+    words = [f"quuxword{n}" for n in range(24)]
+    first = daemon_process(project)
+    hooks = spawn_hooks(project, words, env)
+    # Kill it once captures are landing, while most shims are still starting or waiting.
+    wait_for(lambda: landed(project), timeout=60, interval=0.01)
+    os.kill(first.pid, signal.SIGKILL)
+    assert first.stop() == -signal.SIGKILL
+    for proc in hooks:
+        assert proc.wait(60) == 0
+        assert proc.stdout is not None and json.loads(proc.stdout.read()) == {}
+    second = daemon_process(project)
     try:
-        pid = connection.read_status(project)["pid"]
-        procs = spawn_hooks(project, words, env)
-        # Kill it once captures are landing, while most shims are still starting or waiting.
-        wait_for(lambda: landed(project), timeout=60, interval=0.01)
-        os.kill(pid, signal.SIGKILL)
-        for proc in procs:
-            assert proc.wait(60) == 0
-            assert proc.stdout is not None and json.loads(proc.stdout.read()) == {}
-        start_daemon(project)
         wait_for(lambda: not spool.pending(project), timeout=60)
-        assert record_count(project) == 50
+        assert record_count(project) == len(words)
         assert searchable(project, words) == set(words)
     finally:
-        stop_daemon(project)
+        second.stop()
 
 
 @pytest.mark.slow

@@ -61,6 +61,7 @@ def test_a_held_lock_is_seen_and_a_second_holder_refused(tmp_path: Path) -> None
     assert not lock.is_held(target)
 
 
+@pytest.mark.slow
 def test_racing_autostarts_all_reach_the_one_daemon(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "proj"
