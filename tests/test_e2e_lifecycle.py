@@ -9,8 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +19,6 @@ from lintaid_client import connection, paths, protocol
 from tests.conftest import (
     Served,
     daemon_process,
-    lintaid_env,
     run_cli,
     run_hook,
     start_daemon,
@@ -40,31 +37,35 @@ def search(root: Path, query: str) -> list[dict]:
 @pytest.mark.slow
 def test_sigterm_finishes_in_flight_writes_and_exits_cleanly(
         project: Path, serve: Callable[..., Served]) -> None:
-    env = lintaid_env()
-    proc = subprocess.Popen([sys.executable, "-m", "lintaid", "start", "--foreground",
-                             "--project", str(project)], env=env, stderr=subprocess.PIPE)
+    daemon = daemon_process(project)
     ctx = zmq.Context()
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     acked: set[str] = set()
+
+    def take_reply() -> None:
+        reply = protocol.unpack(sock.recv())
+        if reply.get("ok"):
+            acked.add(reply["result"]["id"])
+
     try:
-        wait_for(lambda: connection.ping(project, timeout=0.2), timeout=20)
         sock.connect(paths.endpoint(project))
         for i in range(300):  # pipelined: many writes in flight when the signal lands
             sock.send(protocol.pack(protocol.request(
                 "add", {"content": f"fact number {i} about the frobnicator"}, f"r{i}")))
-        assert sock.poll(10_000)  # the first write is through; most are still in flight
-        proc.send_signal(signal.SIGTERM)
-        while sock.poll(3000):
-            reply = protocol.unpack(sock.recv())
-            if reply.get("ok"):
-                acked.add(reply["result"]["id"])
-        assert proc.wait(20) == 0
+        assert sock.poll(30_000)  # the first write is through; most are still in flight
+        daemon.proc.send_signal(signal.SIGTERM)
+        while daemon.proc.poll() is None:  # replies keep coming until it has exited
+            if sock.poll(100):
+                take_reply()
+        while sock.poll(500):  # and what was on its way when it exited
+            take_reply()
+        assert daemon.proc.wait(60) == 0
+        assert "Traceback" not in daemon.stderr()
     finally:
         sock.close(0)
         ctx.term()
-        if proc.poll() is None:
-            proc.kill()
+        daemon.stop()
     assert acked, "no write was acknowledged before the signal"
     assert not paths.status_path(project).exists()
     served = serve(project)  # read back through a fresh daemon, in this process
