@@ -41,9 +41,6 @@ from lintaid_client import Memory, connection, hook, lock, paths, protocol
 REPO = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
-# Threads of foreign libraries that outlive a test by design (idle worker pools).
-FOREIGN_THREADS = ("AnyIO worker thread", "asyncio_")
-
 
 # -- waiting ----------------------------------------------------------------------------------
 def wait_for(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.05) -> T:
@@ -395,19 +392,26 @@ def listening_sockets(folder: Path) -> list[str]:
 
 
 def _ours(thread: threading.Thread, before: set[int]) -> bool:
-    return (thread.ident not in before and thread.is_alive()
-            and not thread.name.startswith(FOREIGN_THREADS))
+    """A thread started during the test by lintaid (the daemon's, the watcher's, watchdog's),
+    still running. Other libraries' and tests' own helper threads are theirs to manage."""
+    if thread.ident in before or not thread.is_alive():
+        return False
+    target = getattr(thread, "_target", None)
+    module = getattr(target, "__module__", None) or type(thread).__module__
+    return thread.name.startswith("lintaid") or module.startswith(("lintaid", "watchdog"))
 
 
 @pytest.fixture(autouse=True)
 def no_leaks(runtime_dir: Path) -> Iterator[None]:
-    """Fail a test that leaves a thread running or a daemon listening once it is torn down."""
+    """Fail a test that leaves a lintaid thread running or a daemon listening once it is torn
+    down."""
     before = {t.ident for t in threading.enumerate() if t.ident is not None}
+    listening_before = set(listening_sockets(runtime_dir))
     yield
     try:
         wait_for(lambda: not [t for t in threading.enumerate() if _ours(t, before)], 10)
     except AssertionError:
         names = sorted(t.name for t in threading.enumerate() if _ours(t, before))
         raise AssertionError(f"threads left running after the test: {names}") from None
-    listening = listening_sockets(runtime_dir)
-    assert not listening, f"daemons still listening after the test: {listening}"
+    listening = set(listening_sockets(runtime_dir)) - listening_before
+    assert not listening, f"daemons still listening after the test: {sorted(listening)}"

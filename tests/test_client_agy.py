@@ -7,8 +7,6 @@ import dataclasses
 import json
 from pathlib import Path
 
-import pytest
-
 from lintaid.hooks import build_records
 from lintaid.integrations.agy import MEMORY_TAG, Antigravity, untrusted
 from tests.client_sessions import (
@@ -20,7 +18,7 @@ from tests.client_sessions import (
     agy_steps,
     write_jsonl,
 )
-from tests.conftest import run_hook, run_json
+from tests.conftest import Served
 from tests.transcripts import FAKE_SECRETS, FINAL_REQUEST
 
 CLIENT = Antigravity()
@@ -102,18 +100,17 @@ def test_no_secret_reaches_a_record(tmp_path: Path) -> None:
         assert FAKE_SECRETS[0] not in blob and FAKE_SECRETS[1] not in blob
 
 
-@pytest.mark.slow
-def test_capture_then_recall_through_the_shim(daemon: Path) -> None:
-    root = str(daemon)
-    path = write_jsonl(daemon.parent / "steps.jsonl", agy_steps(root))
-    out, _ = run_hook(daemon, "Stop", agy_payload("Stop", root, path), provider="agy")
+def test_capture_then_recall_through_the_shim(served: Served) -> None:
+    root = str(served.root)
+    path = write_jsonl(served.root.parent / "steps.jsonl", agy_steps(root))
+    out = served.hook("Stop", agy_payload("Stop", root, path), provider="agy")
     assert out == {}
-    out, _ = run_hook(daemon, "PreToolUse", agy_payload(
+    out = served.hook("PreToolUse", agy_payload(
         "PreToolUse", root, path, toolCall={"name": "run_command",
                                             "args": {"CommandLine": "pytest"}}),
         provider="agy")
     assert out == {"decision": "allow"}
-    out, _ = run_hook(daemon, "PreInvocation", agy_payload(
+    out = served.hook("PreInvocation", agy_payload(
         "PreInvocation", root, None, conversation_id="next",
         extra={"prompt": "How is the gateway retry policy configured?"}), provider="agy")
     [step] = out["injectSteps"]
@@ -121,4 +118,4 @@ def test_capture_then_recall_through_the_shim(daemon: Path) -> None:
     assert message.startswith(f"<{MEMORY_TAG}>")
     assert "configurable" in message
     assert f"agy://{AGY_CONVERSATION}/session-summary" in message
-    assert run_json(daemon, "status")["memory"]["records"] == 2
+    assert served.record_count() == 2

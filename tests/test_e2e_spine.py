@@ -338,7 +338,7 @@ def test_hooks_spool_while_the_daemon_is_down_and_drain_after_start(project: Pat
     words = [f"zorblax{i}" for i in range(10)]
     for n, word in enumerate(words):
         assert run_hook(project, "Stop", unique_session(project, n, word), env=env) == {}
-    assert len(spool.pending(project)) == 10
+    wait_for(lambda: len(spool.pending(project)) == 10)  # written by the shims' children
     assert not paths.status_path(project).exists()  # nothing started a daemon
     proc = daemon_process(project)
     try:
@@ -366,7 +366,7 @@ def test_a_hook_facing_a_daemon_that_does_not_answer_spools_and_answers_itself(
                        {"session_id": "s", "prompt": "where does the frobnicator live?"},
                        env=lintaid_env(LINTAID_NO_AUTOSTART="1"))  # the default budget
         assert out == {}
-        [spooled] = spool.pending(project)
+        [spooled] = wait_for(lambda: spool.pending(project))  # written by the shim's child
         assert spool.read(spooled)["args"]["event"] == "UserPromptSubmit"
     finally:
         os.kill(proc.pid, signal.SIGCONT)
@@ -393,6 +393,8 @@ def test_sigkill_under_load_keeps_every_acknowledged_or_spooled_capture(project:
         assert proc.stdout is not None and json.loads(proc.stdout.read()) == {}
     second = daemon_process(project)
     try:
+        # The shims' children may still be spooling: wait for every capture, then the spool.
+        wait_for(lambda: record_count(project) == len(words), timeout=60)
         wait_for(lambda: not spool.pending(project), timeout=60)
         assert record_count(project) == len(words)
         assert searchable(project, words) == set(words)
