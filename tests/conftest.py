@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -36,7 +37,7 @@ from click.testing import CliRunner
 
 from lintaid import cli as lintaid_cli
 from lintaid.daemon import Config, Daemon
-from lintaid_client import Memory, connection, hook, lock, paths, protocol
+from lintaid_client import Memory, connection, hook, lock, paths
 
 REPO = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -292,7 +293,7 @@ def stop_daemon(root: Path, env: dict[str, str] | None = None) -> None:
 
 class DaemonProcess:
     """``lintaid start --foreground`` as a child process (what systemd runs): one process per
-    daemon, no CLI process around it. ``stop`` asks it to shut down and reaps it."""
+    daemon, no CLI process around it. ``stop`` sends SIGTERM, as systemd does, and reaps it."""
 
     def __init__(self, root: Path, env: dict[str, str] | None = None) -> None:
         self.root = root
@@ -321,13 +322,9 @@ class DaemonProcess:
         return self
 
     def stop(self, timeout: float = 60.0) -> int:
-        """Ask it to shut down (the ``shutdown`` op), wait for it, kill it if it will not go."""
+        """SIGTERM, wait for the exit (SIGKILL if it will not go); return the exit code."""
         if self.proc.poll() is None:
-            with connection.Connection(self.root) as conn:
-                try:
-                    conn.call("shutdown", timeout=10.0)
-                except protocol.LintaidError:
-                    pass  # not answering (stopped, killed): it is killed below
+            self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
