@@ -99,7 +99,7 @@ def spawn_hooks(root: Path, words: list[str], env: dict[str, str]) -> list[subpr
     for n, word in enumerate(words):
         payload = {"cwd": str(root), **unique_session(root, n, word)}
         proc = subprocess.Popen(hook_command("claude-code", "Stop"), stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                 env=env, cwd=str(root))
         assert proc.stdin is not None
         proc.stdin.write(json.dumps(payload))
@@ -389,8 +389,10 @@ def test_sigkill_under_load_keeps_every_acknowledged_or_spooled_capture(project:
     os.kill(first.pid, signal.SIGKILL)
     assert first.stop() == -signal.SIGKILL
     for proc in hooks:
-        assert proc.wait(60) == 0
-        assert proc.stdout is not None and json.loads(proc.stdout.read()) == {}
+        assert proc.stdout is not None
+        with proc.stdout:
+            out = proc.stdout.read()
+        assert proc.wait(60) == 0 and json.loads(out) == {}
     second = daemon_process(project)
     try:
         # The shims' children may still be spooling: wait for every capture, then the spool.
