@@ -13,7 +13,7 @@ from lintaid.pause import PauseState
 from lintaid_client import paths
 from lintaid_client.ops import validate
 from lintaid_client.protocol import BadRequest
-from tests.conftest import run_cli, run_hook, run_json, start_daemon, stop_daemon
+from tests.conftest import Served
 from tests.transcripts import stop_payload, write_transcript
 
 PROMPT = "How many times do the billing webhooks retry?"
@@ -72,74 +72,72 @@ def test_durations() -> None:
     assert validate("pause", {})["duration"] is None
 
 
-# -- through the daemon and the real hook shim ------------------------------------------------------
-def _capture(root: Path, session: str, answer: str) -> None:
+# -- through the daemon (in this process) and the hook shim's logic --------------------------------
+def _capture(served: Served, session: str, answer: str) -> None:
+    root = served.root
     transcript = write_transcript(root.parent / f"{session}.jsonl", [
         ("user", "Where do the billing webhooks retry?"), ("assistant", answer)],
         session_id=session, cwd=str(root))
-    out, _ = run_hook(root, "Stop", stop_payload(transcript, session_id=session,
-                                                 cwd=str(root)))
-    assert out == {}
+    assert served.hook("Stop", stop_payload(transcript, session_id=session, cwd=str(root))) == {}
 
 
-def _prompt(root: Path, session: str) -> dict:
-    out, _ = run_hook(root, "UserPromptSubmit", {"session_id": session, "prompt": PROMPT})
-    return out
+def _prompt(served: Served, session: str) -> dict:
+    return served.hook("UserPromptSubmit", {"session_id": session, "prompt": PROMPT})
 
 
-def _count(root: Path) -> int:
-    return int(run_json(root, "status")["memory"]["records"])
+def _cli(served: Served, *args: str) -> str:
+    """``lintaid ARGS``; it must succeed; its output."""
+    result = served.cli(*args)
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
 
 
-@pytest.mark.slow
-def test_paused_hooks_capture_and_inject_nothing_until_resumed(daemon: Path) -> None:
-    _capture(daemon, "before", "Billing webhooks retry five times with jittered backoff.")
-    assert "jittered" in json.dumps(_prompt(daemon, "s1"))
-    records = _count(daemon)
+def test_paused_hooks_capture_and_inject_nothing_until_resumed(served: Served) -> None:
+    _capture(served, "before", "Billing webhooks retry five times with jittered backoff.")
+    assert "jittered" in json.dumps(_prompt(served, "s1"))
+    records = served.record_count()
 
-    out = run_cli(daemon, "pause", "--for", "2h").stdout
+    out = _cli(served, "pause", "--for", "2h")
     assert "paused capture and injection for everything until" in out
-    status = run_json(daemon, "status")["pause"]
+    status = served.json("status")["pause"]
     assert status["paused"] and status["all"]["until"] - status["all"]["since"] == 7200
-    assert "paused    everything until" in run_cli(daemon, "status").stdout
+    assert "paused    everything until" in _cli(served, "status")
 
-    assert _prompt(daemon, "s1") == {}  # nothing injected, and the prompt not recorded
-    _capture(daemon, "during", "Billing webhooks moved to a dead-letter queue.")
-    assert _count(daemon) == records
+    assert _prompt(served, "s1") == {}  # nothing injected, and the prompt not recorded
+    _capture(served, "during", "Billing webhooks moved to a dead-letter queue.")
+    assert served.record_count() == records
 
     # The daemon holds the pause across a restart.
-    stop_daemon(daemon)
-    assert paths.pause_path(daemon).exists()
-    start_daemon(daemon)
-    assert run_json(daemon, "status")["pause"]["paused"]
-    assert _prompt(daemon, "s1") == {}
+    served.stop()
+    assert paths.pause_path(served.root).exists()
+    served.start()
+    assert served.json("status")["pause"]["paused"]
+    assert _prompt(served, "s1") == {}
 
-    assert "resumed capture and injection for everything" in run_cli(daemon, "resume").stdout
-    assert "was not paused" in run_cli(daemon, "resume").stdout
-    assert "jittered" in json.dumps(_prompt(daemon, "s2"))
-    assert _count(daemon) == records + 1  # prompts are recorded again
-    assert "paused    no" in run_cli(daemon, "status").stdout
+    assert "resumed capture and injection for everything" in _cli(served, "resume")
+    assert "was not paused" in _cli(served, "resume")
+    assert "jittered" in json.dumps(_prompt(served, "s2"))
+    assert served.record_count() == records + 1  # prompts are recorded again
+    assert "paused    no" in _cli(served, "status")
 
 
-@pytest.mark.slow
-def test_one_session_can_be_paused_alone(daemon: Path) -> None:
-    _capture(daemon, "before", "Billing webhooks retry five times with jittered backoff.")
-    out = run_cli(daemon, "pause", "--session", "quiet-session").stdout
+def test_one_session_can_be_paused_alone(served: Served) -> None:
+    _capture(served, "before", "Billing webhooks retry five times with jittered backoff.")
+    out = _cli(served, "pause", "--session", "quiet-session")
     assert "for session quiet-session until `lintaid resume`" in out
-    records = _count(daemon)
-    assert _prompt(daemon, "quiet-session") == {}
-    assert _count(daemon) == records
-    assert "jittered" in json.dumps(_prompt(daemon, "loud-session"))
-    assert _count(daemon) == records + 1
-    status = run_json(daemon, "status")["pause"]
+    records = served.record_count()
+    assert _prompt(served, "quiet-session") == {}
+    assert served.record_count() == records
+    assert "jittered" in json.dumps(_prompt(served, "loud-session"))
+    assert served.record_count() == records + 1
+    status = served.json("status")["pause"]
     assert not status["paused"] and list(status["sessions"]) == ["quiet-session"]
-    run_cli(daemon, "resume", "--session", "quiet-session")
-    assert "jittered" in json.dumps(_prompt(daemon, "quiet-session"))
+    _cli(served, "resume", "--session", "quiet-session")
+    assert "jittered" in json.dumps(_prompt(served, "quiet-session"))
 
 
-@pytest.mark.slow
-def test_a_bad_duration_on_the_command_line_says_how_to_write_one(daemon: Path) -> None:
-    proc = run_cli(daemon, "pause", "--for", "soon", check=False)
-    assert proc.returncode != 0
-    assert "--for must be a length of time such as 90s, 30m" in proc.stderr
-    assert not run_json(daemon, "status")["pause"]["paused"]
+def test_a_bad_duration_on_the_command_line_says_how_to_write_one(served: Served) -> None:
+    result = served.cli("pause", "--for", "soon")
+    assert result.exit_code != 0
+    assert "--for must be a length of time such as 90s, 30m" in result.stderr
+    assert not served.json("status")["pause"]["paused"]
