@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from lintaid_client import Memory
 from lintaid_client.ops import OPS, tool_schema
 from tests.client_sessions import codex_payload, codex_rollout, write_jsonl
-from tests.conftest import run_cli, run_hook, run_json
+from tests.conftest import Served
 from tests.transcripts import stop_payload, write_transcript
 
 
@@ -20,53 +15,52 @@ def test_the_filter_is_declared_once_for_search_and_list() -> None:
         assert "client" in tool_schema(OPS[op])["properties"]
 
 
-def _capture_from_two_clients(root: Path) -> None:
+def _capture_from_two_clients(served: Served) -> None:
+    root = served.root
     cwd = str(root)
     claude = write_transcript(root.parent / "claude.jsonl", [
         ("user", "Where do the billing webhooks retry?"),
         ("assistant", "Billing webhooks retry five times from billing/webhooks.py with "
                       "jittered backoff.")], session_id="claude-session-1", cwd=cwd)
-    out, _ = run_hook(root, "Stop", stop_payload(claude, session_id="claude-session-1",
-                                                 cwd=cwd))
+    out = served.hook("Stop", stop_payload(claude, session_id="claude-session-1", cwd=cwd))
     assert out == {}
     rollout = write_jsonl(root.parent / "rollout.jsonl", codex_rollout(
         cwd, request="Where do the billing webhooks log failures?",
         result="Billing webhooks log failures to billing/audit.log and page on-call."))
-    out, _ = run_hook(root, "Stop", codex_payload(
+    out = served.hook("Stop", codex_payload(
         "Stop", cwd, rollout, last_assistant_message="Billing webhooks log failures to "
         "billing/audit.log and page on-call."), provider="codex")
     assert out == {}
-    run_cli(root, "add", "Billing webhooks are owned by the payments team.")
+    served.json("add", "Billing webhooks are owned by the payments team.")
 
 
-@pytest.mark.slow
-def test_each_client_filter_shows_its_own_captures(daemon: Path) -> None:
-    _capture_from_two_clients(daemon)
-    everything = run_json(daemon, "search", "billing webhooks", "--top-k", "10")["results"]
+def test_each_client_filter_shows_its_own_captures(served: Served) -> None:
+    _capture_from_two_clients(served)
+    everything = served.json("search", "billing webhooks", "--top-k", "10")["results"]
     assert {h["client"] for h in everything} == {"claude-code", "codex", None}
 
     for client, words in (("claude-code", "jittered"), ("codex", "audit.log")):
-        hits = run_json(daemon, "search", "billing webhooks", "--client", client)["results"]
+        hits = served.json("search", "billing webhooks", "--client", client)["results"]
         assert hits and {h["client"] for h in hits} == {client}
         assert words in hits[0]["content"]
-        listed = run_json(daemon, "list", "--client", client)["results"]
+        listed = served.json("list", "--client", client)["results"]
         assert listed and {h["client"] for h in listed} == {client}
 
     # Inside the index query, not after ranking: top 1 of one client is that client's best,
     # although the other client's record ranks first without the filter.
-    best = run_json(daemon, "search", "webhooks jittered backoff", "--top-k", "1")
+    best = served.json("search", "webhooks jittered backoff", "--top-k", "1")
     assert best["results"][0]["client"] == "claude-code"
-    codex_only = run_json(daemon, "search", "webhooks jittered backoff", "--top-k", "1",
+    codex_only = served.json("search", "webhooks jittered backoff", "--top-k", "1",
                           "--client", "codex")["results"]
     assert [h["client"] for h in codex_only] == ["codex"]
 
     # The Python client takes the same filter.
-    with Memory(daemon, autostart=False) as memory:
+    with served.memory() as memory:
         assert {h.client for h in memory.search("billing", client="codex").results} == {"codex"}
         assert {h.client for h in memory.get_all(client="claude-code")["results"]} \
             == {"claude-code"}
 
-    refused = run_cli(daemon, "search", "billing", "--client", "claude", check=False)
-    assert refused.returncode != 0
+    refused = served.cli("search", "billing", "--client", "claude")
+    assert refused.exit_code != 0
     assert "--client must be one of claude-code, codex" in refused.stderr
     assert "not 'claude'" in refused.stderr
