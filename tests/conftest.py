@@ -40,6 +40,10 @@ from lintaid.daemon import Config, Daemon
 from lintaid_client import Memory, connection, hook, lock, paths
 
 REPO = Path(__file__).resolve().parent.parent
+# Test modules import helpers as ``tests.conftest``; pytest loaded this file as ``conftest``.
+# One module under both names, so there is one registry of daemon processes (and one of
+# every class) however a test reaches it.
+sys.modules.setdefault("tests.conftest", sys.modules[__name__])
 T = TypeVar("T")
 
 
@@ -293,9 +297,13 @@ def stop_daemon(root: Path, env: dict[str, str] | None = None) -> None:
 
 class DaemonProcess:
     """``lintaid start --foreground`` as a child process (what systemd runs): one process per
-    daemon, no CLI process around it. ``stop`` sends SIGTERM, as systemd does, and reaps it."""
+    daemon, no CLI process around it. ``stop`` sends SIGTERM, as systemd does, and reaps it.
+    One still running when its test ends is stopped, and fails the test (``no_leaks``)."""
+
+    started: list[DaemonProcess] = []
 
     def __init__(self, root: Path, env: dict[str, str] | None = None) -> None:
+        DaemonProcess.started.append(self)
         self.root = root
         self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
@@ -404,7 +412,13 @@ def no_leaks(runtime_dir: Path) -> Iterator[None]:
     down."""
     before = {t.ident for t in threading.enumerate() if t.ident is not None}
     listening_before = set(listening_sockets(runtime_dir))
+    DaemonProcess.started.clear()
     yield
+    running = [p for p in DaemonProcess.started if p.proc.poll() is None]
+    for process in running:
+        process.stop()
+    DaemonProcess.started.clear()
+    assert not running, f"daemon processes left running: {[p.pid for p in running]}"
     try:
         wait_for(lambda: not [t for t in threading.enumerate() if _ours(t, before)], 10)
     except AssertionError:

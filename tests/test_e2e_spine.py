@@ -370,12 +370,10 @@ def test_a_hook_facing_a_daemon_that_does_not_answer_spools_and_answers_itself(
         assert spool.read(spooled)["args"]["event"] == "UserPromptSubmit"
     finally:
         os.kill(proc.pid, signal.SIGCONT)
-    try:
-        wait_for(lambda: not spool.pending(project), timeout=60)
-        hits = call(project, "search", {"query": "frobnicator"})["results"]
-        assert [h["kind"] for h in hits] == ["prompt"]
-    finally:
-        assert proc.stop() == 0
+    wait_for(lambda: not spool.pending(project), timeout=60)
+    hits = call(project, "search", {"query": "frobnicator"})["results"]
+    assert [h["kind"] for h in hits] == ["prompt"]
+    assert proc.stop() == 0
 
 
 @pytest.mark.slow
