@@ -46,6 +46,8 @@ def test_probing_never_makes_an_acquire_fail(tmp_path: Path) -> None:
         stop.touch()
         for probe in probes:
             probe.wait(30)
+            if probe.stdout is not None:
+                probe.stdout.close()
 
 
 def test_a_held_lock_is_seen_and_a_second_holder_refused(tmp_path: Path) -> None:
