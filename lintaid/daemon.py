@@ -65,6 +65,17 @@ class Config:
         return cfg
 
 
+def _write_private(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` atomically (temp file, fsync, rename), mode 0600."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, target)
+
+
 class StartError(Exception):
     """The daemon could not start; the message says why in one line."""
 
@@ -133,7 +144,7 @@ class Daemon:
         paths.ensure_state_dir(self.root)
         logs.configure(paths.log_path(self.root), level=self.config.log_level,
                        stderr=self.config.log_stderr)
-        endpoint = paths.endpoint(self.root)
+        endpoint = paths.socket_endpoint(self.root)
         self.store = MemoryStore(self.root)
         self.writer = Writer(self.store)
         self.writer.start()
@@ -218,6 +229,7 @@ class Daemon:
 
     # -- status ----------------------------------------------------------------------------
     def _write_status(self, endpoint: str) -> None:
+        _write_private(paths.endpoint_file(self.root), endpoint + "\n")
         data = {
             "pid": self.pid,
             "create_time": psutil.Process(self.pid).create_time(),
@@ -227,14 +239,7 @@ class Daemon:
             "started_at": self.started_at,
             "root": str(self.root),
         }
-        target = paths.status_path(self.root)
-        tmp = target.with_name(f".{target.name}.{self.pid}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        _write_private(paths.status_path(self.root), json.dumps(data))
 
     def _remove_status(self) -> None:
         """Remove the status file, but only while it still names this process."""
