@@ -25,10 +25,10 @@ from lintaid_client.models import Hit
 from lintaid_client.redact import redact, redact_value
 
 from .capture import git
-from .capture.record import NewRecord, capture_record, prompt_record
+from .capture.record import NewRecord, checkpoint_record, prompt_record, turn_record
 from .futures import resolved, then
 from .integrations import injection, registry
-from .integrations.base import AgentClient, HookEvent
+from .integrations.base import CAPTURE_TURN, AgentClient, HookEvent
 from .search import Reader, SearchRequest
 
 log = structlog.get_logger("lintaid.hooks")
@@ -44,6 +44,9 @@ METADATA_KEYS = ("agent_id", "agent_type", "trigger", "reason", "source", "permi
 
 class RecordWrites(Protocol):
     def put(self, rec: NewRecord, actor: str) -> tuple[str, str]: ...
+
+    def holds_request(self, user_id: str, session_id: str | None,
+                      request_hash: str | None) -> bool: ...
 
 
 class Submit(Protocol):
@@ -86,7 +89,7 @@ class HookDispatcher:
     def records(self, client: AgentClient, ev: HookEvent) -> list[NewRecord]:
         records = build_records(client, ev)
         for rec in records:
-            if rec.kind == "capture":
+            if rec.paths:
                 rec.file_hashes = self.file_hashes(rec.paths, rec.cwd)
         return records
 
@@ -96,7 +99,13 @@ class HookDispatcher:
         writes = self.writes
 
         def job() -> list[str]:
-            return [writes.put(rec, actor=f"hook:{rec.provider}")[0] for rec in records]
+            ids = []
+            for rec in records:
+                if rec.catch_up and writes.holds_request(rec.user_id, rec.session_id,
+                                                         rec.request_hash):
+                    continue  # the session holds this turn already: nothing to add
+                ids.append(writes.put(rec, actor=f"hook:{rec.provider}")[0])
+            return ids
 
         # A prompt's own record is not something injection recalls: nobody waits for it.
         return self.submit(job, recall=any(rec.kind != "prompt" for rec in records))
@@ -138,8 +147,10 @@ class HookDispatcher:
 
 def build_records(client: AgentClient, ev: HookEvent, *,
                   now: float | None = None) -> list[NewRecord]:
-    """The records one event yields: its prompt, and the turn (or compaction, or session)
-    it closes, read from the client's transcript. Content never holds a timestamp, so a
+    """The records one event yields: its prompt; the turn it closes, read from the client's
+    transcript; and what a compaction kept. A turn is one record whichever events see it: a
+    compaction or a session end re-reads the last turn only to catch it up when its Stop was
+    never captured (``catch_up``), never to copy it. Content never holds a timestamp, so a
     replayed event yields the same record ids."""
     created = time.time() if now is None else now
     branch, revision = git.git_state(ev.cwd)
@@ -154,13 +165,20 @@ def build_records(client: AgentClient, ev: HookEvent, *,
             out.append(rec)
     if ev.capture and not ev.skip:
         exchange = client.read_exchange(ev)
-        rec = capture_record(
-            client=client.name, session_id=ev.session_id, event=ev.name, doc_type=ev.capture,
-            request=exchange.request, result=exchange.result, summary=exchange.summary,
+        rec = turn_record(
+            client=client.name, session_id=ev.session_id, event=ev.name,
+            turn_id=exchange.turn_id, request=exchange.request, result=exchange.result,
             paths=exchange.paths, tools=exchange.tools, cwd=ev.cwd, branch=branch,
-            revision=revision, metadata=metadata, created_at=created)
+            revision=revision, metadata=metadata, created_at=created,
+            catch_up=ev.capture != CAPTURE_TURN)
         if rec is not None:
             out.append(rec)
+        summary = checkpoint_record(
+            client=client.name, session_id=ev.session_id, event=ev.name,
+            summary=exchange.summary, cwd=ev.cwd, branch=branch, revision=revision,
+            metadata=metadata, created_at=created)
+        if summary is not None:
+            out.append(summary)
     return out
 
 

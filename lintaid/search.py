@@ -209,6 +209,7 @@ class Reader:
                 source=row["source"],
                 client=row["provider"],
                 session_id=row["session_id"],
+                turn_id=row["turn_id"],
                 event=row["event"],
                 doc_type=row["doc_type"],
                 user_id=row["user_id"],

@@ -143,4 +143,4 @@ def test_null_transcript_path_through_the_shim(codex_home: Path, daemon: Path) -
     write_jsonl(codex_rollout_path(codex_home), codex_rollout(cwd))
     run_hook(daemon, "SessionEnd", codex_payload("SessionEnd", cwd, None), provider="codex")
     hits = run_json(daemon, "search", "retry policy configurable")["results"]
-    assert any(h["source"] == f"codex://{CODEX_SESSION}/session-summary" for h in hits)
+    assert any(h["source"] == f"codex://{CODEX_SESSION}/outcome" for h in hits)

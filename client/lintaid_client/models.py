@@ -109,6 +109,7 @@ class Hit(_Model, Mapping[str, Any]):
     source: str | None = None
     client: str | None = None
     session_id: str | None = None
+    turn_id: str | None = None  # a captured turn's identity within its session
     event: str | None = None
     doc_type: str | None = None
     user_id: str | None = None

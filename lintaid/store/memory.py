@@ -206,13 +206,14 @@ class MemoryStore:
         self._write.execute(
             "INSERT INTO records(id, kind, source, user_id, provider, session_id, event, doc_type,"
             " cwd, branch, revision, paths, tools, metadata, file_hashes, content, content_hash,"
-            " created_at, updated_at, valid_at, expires_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " created_at, updated_at, valid_at, expires_at, turn_id, request_hash)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (rid, rec.kind, rec.source, user, rec.provider, rec.session_id, rec.event,
              rec.doc_type, rec.cwd, rec.branch, rec.revision, json.dumps(rec.paths),
              json.dumps(rec.tools), json.dumps(rec.metadata),
              json.dumps(rec.file_hashes), rec.content, fingerprint,
-             rec.created_at, now, rec.valid_at, rec.expires_at),
+             rec.created_at, now, rec.valid_at, rec.expires_at, rec.turn_id,
+             rec.request_hash),
         )
         self.audit(actor, "add", rid, user, None, rec.content,
                    {"supersedes": rec.supersedes} if rec.supersedes else None)
@@ -220,6 +221,16 @@ class MemoryStore:
             self._add_link(rid, rec.supersedes, user, actor)
         self.mark_dirty([rid])
         return rid, "ADD"
+
+    def holds_request(self, user_id: str, session_id: str | None,
+                      request_hash: str | None) -> bool:
+        """Writer thread: whether ``session_id`` holds a captured turn (forgotten or not)
+        with this request."""
+        if not session_id or not request_hash:
+            return False
+        return self._write.execute(
+            "SELECT 1 FROM records WHERE session_id = ? AND request_hash = ? AND user_id = ?"
+            " LIMIT 1", (session_id, request_hash, normalize_user(user_id))).fetchone() is not None
 
     def _add_link(self, new_id: str, old_id: str, user_id: str, actor: str) -> bool:
         """Hold "``new_id`` supersedes ``old_id``" beside any other link; False: already held."""

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from lintaid.capture.transcript import Exchange, summarize
+from lintaid.capture.transcript import Exchange, summarize, turn_key
 
 from ..base import (
     AgentClient,
@@ -60,7 +60,12 @@ class Cursor(AgentClient):
         path: str | Path | None = event.transcript_path \
             or transcript.find_transcript(event.session_id)
         messages = transcript.read(str(path)) if path else []
-        return summarize(messages, event.last_message)
+        exchange = summarize(messages, event.last_message)
+        # Cursor's transcript has no ids or times; a generation is one prompt's turn.
+        generation = text_field(event.payload, "generation_id")
+        if generation and exchange.turn_id:
+            exchange.turn_id = turn_key(exchange.request, request_id=generation)
+        return exchange
 
     def output(self, event: HookEvent, context: str | None) -> dict[str, Any]:
         if not context:
