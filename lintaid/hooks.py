@@ -135,8 +135,8 @@ class HookDispatcher:
             return None
         top_k = self.config.top_k
         self.reader.settle(None, self.config.wait_s, recall_only=True)
-        result = self.reader.search(SearchRequest(query=query, top_k=top_k * 3,
-                                                  exclude_kinds=["prompt"]))
+        # Prompts are left out by default: a question is never recalled as an answer.
+        result = self.reader.search(SearchRequest(query=query, top_k=top_k * 3))
         hits = spread_sessions(result.results, top_k)
         cwd = ev.cwd or str(self.root)
         branch, revision = git.git_state(cwd)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from lintaid_client import models, protocol
@@ -55,9 +55,17 @@ class SearchRequest:
     history: bool = False
     as_of: float | None = None
     store: str = "all"
-    kinds: list[str] | None = None  # restrict memory hits to these record kinds
-    exclude_kinds: list[str] = field(default_factory=list)
+    kind: str | None = None  # None: every kind but prompts; "all": every kind
     now: float | None = None
+
+
+def kind_filter(kind: str | None) -> tuple[list[str], list[str]]:
+    """``(kinds, excluded)`` for a request's ``kind``: prompts only when asked for."""
+    if kind is None:
+        return [], [models.PROMPT]
+    if kind == models.ALL_KINDS:
+        return [], []
+    return [kind], []
 
 
 @dataclass
@@ -90,7 +98,9 @@ class Reader:
             mem_hits, mem_hidden = self._search_memory(req, text, history)
             hits.extend(mem_hits)
             hidden += mem_hidden
-        if req.store in ("workspace", "all") and self.workspace is not None:
+        # A kind names memory records: project files are searched only without one.
+        files = req.kind in (None, models.ALL_KINDS)
+        if req.store in ("workspace", "all") and files and self.workspace is not None:
             rows, ws_hidden = self.workspace.search_hits(text, req.top_k, history=history)
             hits.extend(_workspace_hit(row) for row in rows)
             hidden += ws_hidden
@@ -103,8 +113,10 @@ class Reader:
         return self.hydrate([record_id])[record_id]
 
     def newest(self, user_id: str | None, limit: int, offset: int = 0,
-             include_hidden: bool = False) -> list[Hit]:
-        ids = self.memory.list_ids(normalize_user(user_id), limit, offset, include_hidden)
+               include_hidden: bool = False, kind: str | None = None) -> list[Hit]:
+        kinds, excluded = kind_filter(kind)
+        ids = self.memory.list_ids(normalize_user(user_id), limit, offset, include_hidden,
+                                   kinds=kinds, excluded=excluded)
         hits = self.hydrate(ids)
         return [hits[i] for i in ids if i in hits]
 
@@ -140,9 +152,10 @@ class Reader:
         now = millis(req.now if req.now is not None else time.time())
         owner = [("must", index.term("user_id", normalize_user(req.user_id)))]
         filters: list[tuple[str, Any]] = []
-        if req.kinds:
-            filters.append(("must", index.term_set("kind", list(req.kinds))))
-        for kind in req.exclude_kinds:
+        kinds, excluded = kind_filter(req.kind)
+        if kinds:
+            filters.append(("must", index.term_set("kind", kinds)))
+        for kind in excluded:
             filters.append(("not", index.term("kind", kind)))
         policy: list[tuple[str, Any]] = []
         horizon = now if req.as_of is None else millis(req.as_of)

@@ -122,4 +122,5 @@ def test_capture_then_recall_through_the_shim(daemon: Path) -> None:
     assert message.startswith(f"<{MEMORY_TAG}>")
     assert "configurable" in message
     assert f"agy://{AGY_CONVERSATION}/outcome" in message
-    assert run_json(daemon, "status")["memory"]["records"] == 2
+    memory = run_json(daemon, "status")["memory"]
+    assert (memory["records"], memory["prompts"]) == (1, 1)  # the turn; the prompt apart

@@ -119,4 +119,5 @@ def test_capture_then_recall_through_the_shim(daemon: Path) -> None:
     out, _ = run_hook(daemon, "Notification", {"session_id": "x", "message": "hi"},
                       provider="gemini")
     assert out == {}
-    assert run_json(daemon, "status")["memory"]["records"] == 2  # the capture, the prompt
+    memory = run_json(daemon, "status")["memory"]
+    assert (memory["records"], memory["prompts"]) == (1, 1)  # the turn; the prompt apart

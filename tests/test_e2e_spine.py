@@ -74,10 +74,12 @@ def test_stop_capture_is_injected_on_the_next_prompt(daemon: Path) -> None:
     assert "claude-code://" in context  # source
     assert "main" in context and revision[:12] in context  # captured and current branch/rev
     assert "exact-match" in context
-    # The prompt itself was recorded, and a replay of the Stop event added nothing.
+    # The prompt itself was recorded, apart from the records; a replay of the Stop event
+    # added nothing.
     before = record_count(daemon)
     run_hook(daemon, "Stop", stop_payload(transcript, cwd=str(daemon)))
-    assert record_count(daemon) == before == 2
+    assert record_count(daemon) == before == 1
+    assert run_json(daemon, "status")["memory"]["prompts"] == 1
 
 
 def test_session_start_injects_and_empty_store_injects_nothing(daemon: Path) -> None:
@@ -206,7 +208,8 @@ def test_secrets_never_reach_disk(daemon: Path) -> None:
     prompt = f"Use token ghp_{'Z' * 36} and AWS AKIAZZZZZZZZZZZZZZZZ to deploy"
     run_hook(daemon, "UserPromptSubmit", {"session_id": "s2", "prompt": prompt})
     run_cli(daemon, "add", f"the staging password = hunter2 and key {FAKE_SECRETS[0]}")
-    assert record_count(daemon) == 3
+    memory = run_json(daemon, "status")["memory"]
+    assert (memory["records"], memory["prompts"]) == (2, 1)
     stop_daemon(daemon)  # flush everything to disk, including logs
     secrets = [*FAKE_SECRETS, "ghp_" + "Z" * 36, "AKIAZZZZZZZZZZZZZZZZ"]
     state = paths.state_dir(daemon)

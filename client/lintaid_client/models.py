@@ -33,6 +33,18 @@ VISIBLE: Final = frozenset({CURRENT, PARTLY_SUPERSEDED, CONFLICTED})
 MEMORY: Final = "memory"
 WORKSPACE: Final = "workspace"
 
+# -- record kinds ----------------------------------------------------------------------------
+CAPTURE: Final = "capture"
+"""A finished agent turn, or what a compaction kept, captured by a hook."""
+NOTE: Final = "note"
+"""A memory added on purpose (CLI, MCP, the Python client)."""
+PROMPT: Final = "prompt"
+"""A prompt the person submitted: kept and searchable with ``kind=prompt``, but never a
+belief: no claims, never injected, not counted among records, left out of lists and
+searches that do not ask for it."""
+KINDS: Final = (CAPTURE, NOTE, PROMPT)
+ALL_KINDS: Final = "all"
+
 T = TypeVar("T", bound="_Model")
 
 
@@ -96,7 +108,7 @@ class Hit(_Model, Mapping[str, Any]):
     content: str
     status: str = CURRENT
     store: str = MEMORY
-    kind: str = "note"  # capture | note | prompt | file
+    kind: str = NOTE  # KINDS, or "file" for a workspace chunk
     historical: bool = False  # shown only because the query asked about the past
     score: float = 0.0
     confidence: float = 1.0

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .models import ALL_KINDS, KINDS
 from .protocol import MAX_DEPTH, TOO_LARGE, BadRequest
 
 READ: Final = "read"
@@ -41,6 +42,7 @@ MAX_BATCH: Final = 1000
 MAX_TOP_K: Final = 100
 MAX_LIST: Final = 1000
 STORES: Final = ("memory", "workspace", "all")
+KIND_CHOICES: Final = (*KINDS, ALL_KINDS)
 TIME_HELP: Final = "ISO 8601, UTC unless it names a zone, or epoch seconds"
 
 
@@ -151,6 +153,9 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("as_of", TIME, f"what was believed at that time ({TIME_HELP})"),
         Arg("store", CHOICE, "memory records, project files, or both", default="all",
             choices=STORES),
+        Arg("kind", CHOICE, "only memory records of this kind (project files are left out); "
+            "prompts are searched only when asked for: 'prompt', or 'all' for every kind",
+            choices=KIND_CHOICES),
         USER,
     ), tool="search"),
     Op("get", READ, "One memory in full: text, status, claims, relations and provenance.",
@@ -161,6 +166,8 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("offset", INT, "skip this many", default=0, lo=0, hi=10**9, mcp=False),
         Arg("include_hidden", BOOL, "include superseded and expired ones", default=False,
             mcp=False),
+        Arg("kind", CHOICE, "only records of this kind; prompts are listed only when asked "
+            "for: 'prompt', or 'all' for every kind", choices=KIND_CHOICES),
         USER,
     ), tool="list_memories"),
     Op("update", WRITE, "Replace a memory's text (its claims are derived again).", (

@@ -7,6 +7,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from lintaid_client import models
+
 from .transcript import MAX_FIELD_BYTES, cap_bytes
 
 LOCAL_USER: Final = "local"
@@ -32,7 +34,7 @@ class NewRecord:
     """A record about to be written. ``record_id`` derives from content and provenance."""
 
     content: str
-    kind: str  # "capture" | "prompt" | "note"
+    kind: str  # models.KINDS: "capture" | "note" | "prompt"
     source: str  # "claude-code://<session>/<doc_type>", "cli", "api", "mcp", ...
     user_id: str = LOCAL_USER
     provider: str | None = None
@@ -90,8 +92,8 @@ def prompt_record(*, client: str, session_id: str | None, event: str, prompt: st
         return None
     return NewRecord(
         content=cap_bytes("User prompt: " + "\n".join(lines).strip(), MAX_PROMPT_BYTES),
-        kind="prompt", source=f"{client}://{session_id or 'unknown'}/prompt", provider=client,
-        session_id=session_id, event=event, doc_type="prompt", cwd=cwd, branch=branch,
+        kind=models.PROMPT, source=f"{client}://{session_id or 'unknown'}/{PROMPT}",
+        provider=client, session_id=session_id, event=event, doc_type=PROMPT, cwd=cwd, branch=branch,
         revision=revision, metadata=metadata, created_at=created_at,
     )
 

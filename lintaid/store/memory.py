@@ -19,7 +19,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ import structlog
 import tantivy
 
 from lintaid.capture.record import NewRecord, content_fingerprint, normalize_user
-from lintaid_client import paths
+from lintaid_client import models, paths
 
 from .derived_tables import DerivedTables
 from .index import TantivyIndex, millis
@@ -472,17 +472,24 @@ class MemoryStore:
         return row
 
     def list_ids(self, user_id: str, limit: int, offset: int = 0,
-                 include_hidden: bool = False) -> list[str]:
-        now = time.time()
+                 include_hidden: bool = False, *, kinds: Sequence[str] = (),
+                 excluded: Sequence[str] = ()) -> list[str]:
+        """Newest first; only ``kinds`` when given, never ``excluded`` ones."""
         sql = ("SELECT r.id FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
                " WHERE r.user_id = ? AND r.forgotten_at IS NULL")
+        params: list[Any] = [normalize_user(user_id)]
         if not include_hidden:
             sql += (" AND (r.expires_at IS NULL OR r.expires_at > ?)"
                     " AND COALESCE(s.status, 'current') != 'superseded'")
-            params: tuple[Any, ...] = (normalize_user(user_id), now, limit, offset)
-        else:
-            params = (normalize_user(user_id), limit, offset)
+            params.append(time.time())
+        if kinds:
+            sql += f" AND r.kind IN ({', '.join('?' * len(kinds))})"
+            params.extend(kinds)
+        if excluded:
+            sql += f" AND r.kind NOT IN ({', '.join('?' * len(excluded))})"
+            params.extend(excluded)
         sql += " ORDER BY r.created_at DESC, r.id LIMIT ? OFFSET ?"
+        params.extend((limit, offset))
         return [r[0] for r in self._read().execute(sql, params)]
 
     def audit_rows(self, record_id: str) -> list[sqlite3.Row]:
@@ -491,17 +498,19 @@ class MemoryStore:
         ))
 
     def counts(self) -> dict[str, int]:
+        """Record counts; prompts are counted apart (``prompts``), never among records."""
         conn = self._read()
         now = time.time()
         row = conn.execute(
-            "SELECT COUNT(*) AS total,"
-            " SUM(forgotten_at IS NOT NULL) AS forgotten,"
-            " SUM(forgotten_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ?) AS expired"
-            " FROM records", (now,),
+            "SELECT SUM(kind != ?) AS total, SUM(kind = ?) AS prompts,"
+            " SUM(forgotten_at IS NOT NULL AND kind != ?) AS forgotten,"
+            " SUM(forgotten_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ?"
+            " AND kind != ?) AS expired FROM records",
+            (models.PROMPT, models.PROMPT, models.PROMPT, now, models.PROMPT),
         ).fetchone()
         states = dict(conn.execute(
             "SELECT s.status, COUNT(*) FROM record_state s JOIN records r ON r.id = s.record_id"
-            " WHERE r.forgotten_at IS NULL GROUP BY s.status"
+            " WHERE r.forgotten_at IS NULL AND r.kind != ? GROUP BY s.status", (models.PROMPT,)
         ).fetchall())
         with self._indexed_lock:
             done = len(self._indexed)
@@ -509,6 +518,7 @@ class MemoryStore:
         claims = conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
         return {
             "records": row["total"] or 0,
+            "prompts": row["prompts"] or 0,
             "forgotten": row["forgotten"] or 0,
             "expired": row["expired"] or 0,
             "superseded": states.get("superseded", 0),
