@@ -29,11 +29,11 @@ from .capture.record import NewRecord, checkpoint_record, prompt_record, turn_re
 from .futures import resolved, then
 from .integrations import injection, registry
 from .integrations.base import CAPTURE_TURN, AgentClient, HookEvent
-from .search import Reader, SearchRequest
+from .search import Reader, SearchRequest, StateRequest
 
 log = structlog.get_logger("lintaid.hooks")
 
-SESSION_START_QUERY = "decisions unresolved work failures implemented changes"
+STARTUP = "startup"
 MAX_HASHED_FILE = 1024 * 1024
 MAX_HASHED_PATHS = 50
 PER_SESSION = 2
@@ -130,7 +130,9 @@ class HookDispatcher:
 
     # -- injection ---------------------------------------------------------------------------
     def inject(self, ev: HookEvent) -> str | None:
-        query = ev.prompt or (SESSION_START_QUERY if ev.session_start else None)
+        if ev.session_start and not ev.prompt:
+            return self.inject_state(ev)
+        query = ev.prompt
         if not query:
             return None
         top_k = self.config.top_k
@@ -143,6 +145,29 @@ class HookDispatcher:
         return injection.render(hits, where=injection.Where(branch, revision, cwd),
                                 query=query, max_records=top_k,
                                 max_bytes=self.config.max_bytes)
+
+
+    def inject_state(self, ev: HookEvent) -> str | None:
+        """SessionStart: the project's state. What changed is counted from the start of the
+        last session (a new session), from this session's last record (resumed), or from
+        this session's start (compacted, when its own decisions and turns come first)."""
+        self.reader.settle(None, self.config.wait_s, recall_only=True)
+        source = (ev.source or STARTUP).lower()
+        reader = self.reader
+        span = reader.session_span(None, ev.session_id)
+        if source == injection.COMPACT:
+            since = span[0] if span else None
+        elif source == injection.RESUME and span is not None:
+            since = span[1]
+        else:
+            since = reader.previous_session_start(None, ev.session_id, ev.client)
+        cwd = ev.cwd or str(self.root)
+        branch, revision = git.git_state(cwd)
+        state = reader.project_state(StateRequest(
+            since=since, branch=branch, session_id=ev.session_id,
+            this_session=source == injection.COMPACT))
+        return injection.render_state(state, where=injection.Where(branch, revision, cwd),
+                                      source=source, max_bytes=self.config.max_bytes)
 
 
 def build_records(client: AgentClient, ev: HookEvent, *,

@@ -189,6 +189,68 @@ _HIT_FIELDS: Final = tuple(f.name for f in dataclasses.fields(Hit))
 
 
 @dataclass
+class Statement(_Model):
+    """One claim as the project's state shows it, with where it comes from: a memory record
+    (``record_id``) or a decision document (``path`` and ``line``)."""
+
+    claim_id: str
+    record_id: str
+    subject: str
+    predicate: str
+    value: str
+    evidence: str
+    status: str = CURRENT
+    store: str = MEMORY
+    created_at: float | None = None
+    source: str | None = None
+    session_id: str | None = None
+    path: str | None = None
+    line: int | None = None
+
+    def location(self) -> str:
+        """``path:line`` for a document, the record id for a memory."""
+        if self.path:
+            return f"{self.path}:{self.line}" if self.line else self.path
+        return self.record_id
+
+
+@dataclass
+class Change(_Model):
+    """A statement retired since a time (``old``) and the one that retired it (``new``)."""
+
+    old: Statement
+    new: Statement
+
+
+@dataclass
+class Conflict(_Model):
+    """Two statements that disagree, both still marked conflicted: ``a`` the newer."""
+
+    a: Statement
+    b: Statement
+
+
+@dataclass
+class ProjectState:
+    """What SessionStart brings: current decisions, what changed since ``since``, what is
+    unresolved, and the newest notes and outcomes. Built in the daemon, read by the
+    renderer; not sent over the protocol."""
+
+    decisions: list[Statement] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+    notes: list[Hit] = field(default_factory=list)
+    outcomes: list[Hit] = field(default_factory=list)
+    since: float | None = None
+    session_decisions: list[Statement] = field(default_factory=list)
+    session_outcomes: list[Hit] = field(default_factory=list)
+
+    def empty(self) -> bool:
+        return not any((self.decisions, self.changes, self.conflicts, self.notes,
+                        self.outcomes, self.session_decisions, self.session_outcomes))
+
+
+@dataclass
 class SearchResult(_Model):
     """Hits best first; ``hidden`` counts matches the policy kept out (superseded, expired)."""
 

@@ -30,6 +30,7 @@ import tantivy
 from lintaid.capture.record import NewRecord, content_fingerprint, normalize_user
 from lintaid_client import models, paths
 
+from . import state
 from .derived_tables import DerivedTables
 from .index import TantivyIndex, millis
 from .migrations import migrate
@@ -473,11 +474,22 @@ class MemoryStore:
 
     def list_ids(self, user_id: str, limit: int, offset: int = 0,
                  include_hidden: bool = False, *, kinds: Sequence[str] = (),
-                 excluded: Sequence[str] = ()) -> list[str]:
-        """Newest first; only ``kinds`` when given, never ``excluded`` ones."""
+                 excluded: Sequence[str] = (), doc_types: Sequence[str] = (),
+                 branch: str | None = None, session_id: str | None = None,
+                 not_session: str | None = None) -> list[str]:
+        """Newest first; only ``kinds`` (``doc_types``, on ``branch``, of ``session_id``)
+        when given, never ``excluded`` kinds nor ``not_session``'s records."""
         sql = ("SELECT r.id FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
                " WHERE r.user_id = ? AND r.forgotten_at IS NULL")
         params: list[Any] = [normalize_user(user_id)]
+        for column, value, op in (("branch", branch, "="), ("session_id", session_id, "="),
+                                  ("session_id", not_session, "IS NOT")):
+            if value is not None:
+                sql += f" AND r.{column} {op} ?"
+                params.append(value)
+        if doc_types:
+            sql += f" AND r.doc_type IN ({', '.join('?' * len(doc_types))})"
+            params.extend(doc_types)
         if not include_hidden:
             sql += (" AND (r.expires_at IS NULL OR r.expires_at > ?)"
                     " AND COALESCE(s.status, 'current') != 'superseded'")
@@ -491,6 +503,55 @@ class MemoryStore:
         sql += " ORDER BY r.created_at DESC, r.id LIMIT ? OFFSET ?"
         params.extend((limit, offset))
         return [r[0] for r in self._read().execute(sql, params)]
+
+    # -- the project's state (any thread) -------------------------------------------------
+    def _live(self, user_id: str | None) -> state.Live:
+        """The records a state read may show: the user's, not forgotten, not expired, and
+        no prompt (a prompt states nothing)."""
+        return state.Live(
+            "SELECT id, created_at, kind, doc_type, source, session_id, content AS text,"
+            " NULL AS path FROM records WHERE user_id = ? AND forgotten_at IS NULL"
+            " AND (expires_at IS NULL OR expires_at > ?) AND kind != ?",
+            (normalize_user(user_id), time.time(), models.PROMPT))
+
+    def current_claims(self, user_id: str | None, limit: int,
+                       session_id: str | None = None) -> list[dict[str, Any]]:
+        return state.current_claims(self._read(), self._live(user_id), limit=limit,
+                                    session_id=session_id)
+
+    def retired_since(self, user_id: str | None, since: float,
+                      limit: int) -> list[dict[str, Any]]:
+        return state.retired_since(self._read(), self._live(user_id), since, limit=limit)
+
+    def bare_records_retired_since(self, user_id: str | None, since: float,
+                                   limit: int) -> list[dict[str, Any]]:
+        return state.bare_records_retired_since(self._read(), self._live(user_id), since,
+                                                limit=limit)
+
+    def conflicts(self, user_id: str | None, limit: int) -> list[dict[str, Any]]:
+        return state.conflicts(self._read(), self._live(user_id), limit=limit)
+
+    def session_span(self, user_id: str | None, session_id: str) -> tuple[float, float] | None:
+        """When a session's first and last records were captured (prompts included)."""
+        row = self._read().execute(
+            "SELECT MIN(created_at), MAX(created_at) FROM records"
+            " WHERE session_id = ? AND user_id = ?",
+            (session_id, normalize_user(user_id))).fetchone()
+        return None if row is None or row[0] is None else (float(row[0]), float(row[1]))
+
+    def previous_session(self, user_id: str | None, session_id: str | None,
+                         provider: str | None = None) -> str | None:
+        """The session, other than ``session_id``, with the newest record (of ``provider``
+        when given)."""
+        sql = ("SELECT session_id FROM records WHERE user_id = ? AND session_id IS NOT NULL"
+               " AND session_id IS NOT ?")
+        params: list[Any] = [normalize_user(user_id), session_id]
+        if provider is not None:
+            sql += " AND provider = ?"
+            params.append(provider)
+        row = self._read().execute(sql + " ORDER BY created_at DESC LIMIT 1",
+                                   params).fetchone()
+        return None if row is None else str(row[0])
 
     def audit_rows(self, record_id: str) -> list[sqlite3.Row]:
         return list(self._read().execute(

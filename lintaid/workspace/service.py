@@ -124,6 +124,15 @@ class Workspace:
             return [], 0
         return self.store.search(query, limit, history=history)
 
+    def current_claims(self, limit: int) -> list[dict[str, Any]]:
+        return [] if self.store.closed else self.store.current_claims(limit)
+
+    def retired_since(self, since: float, limit: int) -> list[dict[str, Any]]:
+        return [] if self.store.closed else self.store.retired_since(since, limit)
+
+    def conflicts(self, limit: int) -> list[dict[str, Any]]:
+        return [] if self.store.closed else self.store.conflicts(limit)
+
     def changed_since(self, file_hashes: dict[str, str]) -> list[str]:
         """Paths whose content now differs from the sha256 given (deleted files included).
 
