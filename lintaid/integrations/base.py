@@ -128,6 +128,12 @@ class AgentClient(ABC):
     def installed(self, root: Path) -> list[str]:
         """The configuration files (project's and user's) that hold lintaid's hooks."""
 
+    @abstractmethod
+    def config_files(self, root: Path) -> list[Path]:
+        """Files and folders (absolute) holding this client's configuration, lintaid's
+        entries in it (and their backups), and the client's transcripts: the workspace never
+        indexes those inside the project. A folder stands for everything under it."""
+
     def doctor(self, root: Path) -> list[Check]:
         """Checks of this client's configuration for ``root``; none by default."""
         return []

@@ -93,6 +93,9 @@ class Antigravity(AgentClient):
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
 
+    def config_files(self, root: Path) -> list[Path]:
+        return [install.config_dir()]  # hooks.json and mcp_config.json, per user
+
 
 def untrusted(context: str) -> str:
     """The recalled block inside the untrusted-memory markers; a marker inside the memories

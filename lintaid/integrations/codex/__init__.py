@@ -25,7 +25,7 @@ from ..base import (
     text_field,
 )
 from . import install
-from .transcript import find_rollout, parse_line
+from .transcript import codex_home, find_rollout, parse_line
 
 CAPTURE_EVENTS: Final = {
     "Stop": "outcome",
@@ -79,3 +79,8 @@ class Codex(AgentClient):
 
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
+
+    def config_files(self, root: Path) -> list[Path]:
+        # The project's .codex holds hooks.json and config.toml; $CODEX_HOME the rollouts.
+        return [install.config_dir(root, "project"), install.config_dir(root, "user"),
+                codex_home()]

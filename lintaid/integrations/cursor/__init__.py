@@ -26,6 +26,7 @@ from ..base import (
     path_field,
     text_field,
 )
+from ..config_files import with_backups
 from . import install, transcript
 
 CAPTURE_EVENTS: Final = {
@@ -84,3 +85,9 @@ class Cursor(AgentClient):
 
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
+
+    def config_files(self, root: Path) -> list[Path]:
+        scopes: tuple[Scope, ...] = ("project", "user")
+        files = [path for scope in scopes
+                 for path in (install.hooks_path(root, scope), install.mcp_path(root, scope))]
+        return [*with_backups(files), transcript.cursor_home() / "projects"]

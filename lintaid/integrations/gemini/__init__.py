@@ -25,6 +25,7 @@ from ..base import (
     path_field,
     text_field,
 )
+from ..config_files import with_backups
 from . import install, transcript
 
 CAPTURE_EVENTS: Final = {
@@ -81,3 +82,8 @@ class Gemini(AgentClient):
 
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
+
+    def config_files(self, root: Path) -> list[Path]:
+        scopes: tuple[Scope, ...] = ("project", "user")
+        files = [install.settings_path(root, scope) for scope in scopes]
+        return [*with_backups(files), Path.home() / ".gemini" / "tmp"]

@@ -67,6 +67,9 @@ class OpenClaw(AgentClient):
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
 
+    def config_files(self, root: Path) -> list[Path]:
+        return [install.state_dir(), install.config_path()]
+
 
 def message(entry: Any) -> Message | None:
     """One OpenClaw agent message as lintaid reads it; None for carriers and tool results."""
