@@ -191,9 +191,9 @@ class Reader:
         del out.changes[req.changes:]
         owner = normalize_user(user)
         out.notes = self._listed(mem.list_ids(owner, req.notes, kinds=[models.NOTE]))
-        out.outcomes = self._listed(mem.list_ids(
-            owner, req.outcomes, doc_types=[TURN], branch=req.branch,
-            not_session=req.session_id))
+        out.outcomes = _work_first(self._listed(mem.list_ids(
+            owner, req.outcomes * 4, doc_types=[TURN], branch=req.branch,
+            not_session=req.session_id)), req.outcomes)
         if req.this_session and req.session_id:
             out.session_decisions = [
                 _statement(r, "c", models.MEMORY)
@@ -389,6 +389,15 @@ def _bare_change(row: dict[str, Any]) -> models.Change:
             session_id=row[f"{name}_session_id"])
 
     return models.Change(old=side("old", models.SUPERSEDED), new=side("new", models.CURRENT))
+
+
+def _work_first(turns: list[Hit], limit: int) -> list[Hit]:
+    """The newest ``limit`` turns, those that touched files before those that only talked
+    (a question answered is not an outcome on the branch); newest first."""
+    worked = [t.id for t in turns if t.paths][:limit]
+    talked = [t.id for t in turns if not t.paths][:limit - len(worked)]
+    chosen = set(worked) | set(talked)
+    return [t for t in turns if t.id in chosen]
 
 
 def _first_line(text: str | None) -> str:

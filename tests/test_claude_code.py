@@ -359,3 +359,21 @@ def test_workspace_hit_shows_path_and_lines() -> None:
 def test_duplicate_hits_are_shown_once() -> None:
     text = context(inject([hit(), hit(), hit(id="m2")]))
     assert text.count("Request: configure retries") == 1
+
+
+def test_weak_matches_are_left_out() -> None:
+    from lintaid.hooks import InjectConfig, relevant
+
+    hits = [hit(id=f"m{i}", score=score) for i, score in enumerate((10.0, 5.0, 3.9, 1.0))]
+    assert [h.id for h in relevant(hits, 0.4)] == ["m0", "m1"]
+    assert relevant(hits, 0) == hits and relevant([], 0.4) == []
+    assert InjectConfig().min_relative_score == 0.4
+
+
+def test_a_match_in_the_tools_list_brings_the_turn_with_it() -> None:
+    content = ("Request: Move packaging to poetry.\nResult: We use poetry for dependency "
+               "management.\nAffected paths: poetry.lock\nTools used: Edit, Bash")
+    text = context(inject([hit(content=content)], query="Which tool manages the dependencies?"))
+    assert "Tools used: Edit, Bash" in text
+    assert "Result: We use poetry for dependency management." in text  # "dependenc(ies)"
+    assert "Request: Move packaging to poetry." in text
