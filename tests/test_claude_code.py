@@ -373,7 +373,12 @@ def test_weak_matches_are_left_out() -> None:
 def test_a_match_in_the_tools_list_brings_the_turn_with_it() -> None:
     content = ("Request: Move packaging to poetry.\nResult: We use poetry for dependency "
                "management.\nAffected paths: poetry.lock\nTools used: Edit, Bash")
-    text = context(inject([hit(content=content)], query="Which tool manages the dependencies?"))
+    # Only "Tools used" holds "tool": the turn's request and result come with it.
+    text = context(inject([hit(content=content)], query="Which tool was it?"))
     assert "Tools used: Edit, Bash" in text
-    assert "Result: We use poetry for dependency management." in text  # "dependenc(ies)"
     assert "Request: Move packaging to poetry." in text
+    assert "Result: We use poetry for dependency management." in text
+    # Query words match by stem: "dependencies" finds "dependency".
+    text = context(inject([hit(content=content)], query="dependencies"))
+    assert "Result: We use poetry for dependency management." in text
+    assert "Request: Move packaging" not in text
