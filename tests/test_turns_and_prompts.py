@@ -213,3 +213,13 @@ def test_the_kind_filter_is_declared_once_for_cli_client_and_mcp() -> None:
         with pytest.raises(ops.BadRequest, match="kind"):
             ops.validate(spec, {"query": "q", "kind": "opinion"} if name == "search"
                          else {"kind": "opinion"})
+
+
+def test_record_ids_of_notes_and_prompts_are_those_earlier_versions_gave() -> None:
+    """A note or prompt stored by an earlier version is "already stored" when it comes again:
+    their id basis did not change, only turns have one of their own."""
+    note = NewRecord(content="We use Redis.", kind="note", source="cli", session_id="s")
+    prompt = NewRecord(content="User prompt: hi", kind="prompt", provider="claude-code",
+                       source="claude-code://s/prompt", session_id="s", doc_type="prompt")
+    assert (note.record_id, prompt.record_id) == ("m3703883dbc87467c4076c9b",
+                                                  "m4b17178575bf4064b3d77e4")

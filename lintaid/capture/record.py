@@ -66,12 +66,13 @@ class NewRecord:
         if self.explicit_id:
             return self.explicit_id
         if self.turn_id:
-            parts = [self.provider or "", "turn", self.turn_id]
-        else:
-            parts = [self.source, self.doc_type or "", content_fingerprint(self.content)]
-        basis = "\x1f".join([normalize_user(self.user_id), self.kind, self.session_id or "",
-                             *parts])
-        return "m" + hashlib.sha256(basis.encode()).hexdigest()[:23]
+            parts = [normalize_user(self.user_id), self.kind, self.provider or "",
+                     self.session_id or "", "turn", self.turn_id]
+        else:  # the basis every earlier version used: the same record keeps its id
+            parts = [normalize_user(self.user_id), self.kind, self.source,
+                     self.session_id or "", self.doc_type or "",
+                     content_fingerprint(self.content)]
+        return "m" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:23]
 
 
 # -- the record format of hook events --------------------------------------------------------
