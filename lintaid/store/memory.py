@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import structlog
 import tantivy
@@ -509,9 +509,9 @@ class MemoryStore:
         """The records a state read may show: the user's, not forgotten, not expired, and
         no prompt (a prompt states nothing)."""
         return state.Live(
-            "SELECT id, created_at, kind, doc_type, source, session_id, content AS text,"
-            " NULL AS path FROM records WHERE user_id = ? AND forgotten_at IS NULL"
-            " AND (expires_at IS NULL OR expires_at > ?) AND kind != ?",
+            "records", _LIVE_COLUMNS,
+            "{t}.user_id = ? AND {t}.forgotten_at IS NULL"
+            " AND ({t}.expires_at IS NULL OR {t}.expires_at > ?) AND {t}.kind != ?",
             (normalize_user(user_id), time.time(), models.PROMPT))
 
     def current_claims(self, user_id: str | None, limit: int,
@@ -587,6 +587,10 @@ class MemoryStore:
             "claims": claims,
             "pending_index": pending,
         }
+
+
+_LIVE_COLUMNS: Final = {"id": "{t}.id", "created_at": "{t}.created_at", "source": "{t}.source",
+                        "session_id": "{t}.session_id", "text": "{t}.content", "path": "NULL"}
 
 
 def _blank(text: str, spans: list[tuple[int, int]]) -> str:

@@ -403,9 +403,9 @@ class WorkspaceStore:
 
     # -- the decision documents' state (any thread) ----------------------------------------------
     _LIVE: Final = state.Live(
-        "SELECT path AS id, mtime_ns / 1e9 AS created_at, 'document' AS kind, NULL AS doc_type,"
-        " path AS source, NULL AS session_id, policy_text AS text, path FROM files"
-        " WHERE policy_text IS NOT NULL", (), lines=True)
+        "files", {"id": "{t}.path", "created_at": "({t}.mtime_ns / 1e9)", "source": "{t}.path",
+                  "session_id": "NULL", "text": "{t}.policy_text", "path": "{t}.path"},
+        "{t}.policy_text IS NOT NULL", (), lines=True)
 
     def current_claims(self, limit: int) -> list[dict[str, Any]]:
         """Claims of decision documents (files taking part in the policy) still believed."""
