@@ -308,7 +308,7 @@ def status(root: Path, as_json: bool) -> None:
         f"  endpoint  {data['endpoint']}",
         f"  memory    {mem['records']} records ({mem['superseded']} superseded, "
         f"{mem['conflicted']} conflicted, {mem['expired']} expired, {mem['forgotten']} forgotten),"
-        f" {mem['claims']} claims",
+        f" {mem['claims']} claims; {mem.get('prompts', 0)} prompts kept apart",
         f"  queues    writer {data['writer_queue']}, spool {data['spool_depth']},"
         f" index pending {mem['pending_index']}",
         f"  process   RSS {data['rss_bytes'] / 2**20:.1f} MiB, {data['threads']} threads,"

@@ -184,7 +184,10 @@ class Daemon:
         from .workspace.service import Workspace
 
         try:
-            self.workspace = Workspace(self.root, submit=self.writer.submit)
+            # The agent clients' own configuration and transcripts are never project files.
+            excluded = [path for client in registry.CLIENTS.values()
+                        for path in client.config_files(self.root)]
+            self.workspace = Workspace(self.root, submit=self.writer.submit, excluded=excluded)
             self.writer.add_flusher(self.workspace.flush)
             self.reader.workspace = self.workspace
             self.workspace.start()

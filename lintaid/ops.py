@@ -161,7 +161,7 @@ def op_add(s: Services, args: Args) -> Future[Args]:
 def op_search(s: Services, args: Args) -> Args:
     req = SearchRequest(query=args["query"], user_id=args["user_id"], top_k=args["top_k"],
                         history=args["history"], as_of=args["as_of"], store=args["store"],
-                        client=_client(args))
+                        client=_client(args), kind=args["kind"])
     return s.reader.search(req).to_dict()
 
 
@@ -171,7 +171,8 @@ def op_get(s: Services, args: Args) -> Args:
 
 def op_list(s: Services, args: Args) -> Args:
     hits = s.reader.newest(args["user_id"], args["limit"], args["offset"],
-                           args["include_hidden"], _client(args))
+                           args["include_hidden"], client=_client(args),
+                           kind=args["kind"])
     return {"results": [h.to_dict() for h in hits]}
 
 

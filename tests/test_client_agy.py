@@ -37,10 +37,11 @@ def test_stop_and_post_invocation_capture(tmp_path: Path) -> None:
     assert lines[1] == f"Result: {FINAL_RESULT}"
     assert lines[2] == f"Affected paths: {root}/gateway/retry.py, {root}/tests/test_retry.py"
     assert lines[3] == "Tools used: view_file, replace_file_content, write_to_file"
-    assert summary.source == f"agy://{AGY_CONVERSATION}/session-summary"
-    assert summary.cwd == root
+    assert summary.source == f"agy://{AGY_CONVERSATION}/outcome"
+    assert summary.cwd == root and summary.catch_up  # Stop only catches the last turn up
     [outcome] = records("PostInvocation", agy_payload("PostInvocation", root, path))
     assert outcome.doc_type == "outcome" and outcome.content == summary.content
+    assert outcome.record_id == summary.record_id and not outcome.catch_up
     # a model call that ended in a tool call: the turn is not over, nothing to capture
     midway = write_jsonl(tmp_path / "midway.jsonl", agy_steps(root)[:-1])
     assert records("PostInvocation", agy_payload("PostInvocation", root, midway)) == []
@@ -117,5 +118,6 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
     message = step["ephemeralMessage"]
     assert message.startswith(f"<{MEMORY_TAG}>")
     assert "configurable" in message
-    assert f"agy://{AGY_CONVERSATION}/session-summary" in message
-    assert served.record_count() == 2
+    assert f"agy://{AGY_CONVERSATION}/outcome" in message
+    memory = served.call("status")["memory"]
+    assert (memory["records"], memory["prompts"]) == (1, 1)  # the turn; the prompt apart

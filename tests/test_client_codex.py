@@ -142,4 +142,4 @@ def test_null_transcript_path_through_the_shim(codex_home: Path, served: Served)
     assert served.hook("SessionEnd", codex_payload("SessionEnd", cwd, None),
                        provider="codex") == {}
     hits = served.json("search", "retry policy configurable")["results"]
-    assert any(h["source"] == f"codex://{CODEX_SESSION}/session-summary" for h in hits)
+    assert any(h["source"] == f"codex://{CODEX_SESSION}/outcome" for h in hits)

@@ -108,4 +108,5 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
     assert out["continue"] is True
     assert "configurable" in out["additional_context"]
     assert f"cursor://{CURSOR_CONVERSATION}/outcome" in out["additional_context"]
-    assert served.record_count() == 2
+    memory = served.call("status")["memory"]
+    assert (memory["records"], memory["prompts"]) == (1, 1)  # the turn; the prompt apart

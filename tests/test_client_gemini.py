@@ -57,10 +57,13 @@ def test_capture_from_the_recording_alone(tmp_path: Path) -> None:
     cwd = str(tmp_path)
     path = write_jsonl(tmp_path / "session.jsonl", gemini_recording(cwd))
     [end] = records("SessionEnd", gemini_payload("SessionEnd", cwd, path))
-    assert end.doc_type == "session-summary"
+    assert end.doc_type == "outcome" and end.catch_up
     assert end.content.startswith(f"Request: {FINAL_REQUEST}\nResult: {FINAL_RESULT}")
     [compress] = records("PreCompress", gemini_payload("PreCompress", cwd, path))
-    assert compress.doc_type == "checkpoint"
+    assert compress.record_id == end.record_id and compress.catch_up
+    # The turn's AfterAgent, read from the same recording, is the same record.
+    [turn] = records("AfterAgent", gemini_payload("AfterAgent", cwd, path))
+    assert turn.record_id == end.record_id and not turn.catch_up
     # an older build's single JSON file
     legacy = tmp_path / "session.json"
     legacy.write_text(json.dumps({"sessionId": GEMINI_SESSION, "messages": [
@@ -111,4 +114,5 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
     # nothing to say is still JSON
     out = served.hook("Notification", {"session_id": "x", "message": "hi"}, provider="gemini")
     assert out == {}
-    assert served.record_count() == 2  # the capture, the prompt
+    memory = served.call("status")["memory"]
+    assert (memory["records"], memory["prompts"]) == (1, 1)  # the turn; the prompt apart

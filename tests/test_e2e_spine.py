@@ -124,10 +124,12 @@ def test_stop_capture_is_injected_on_the_next_prompt(served: Served) -> None:
     assert "claude-code://" in context  # source
     assert "main" in context and revision[:12] in context  # captured and current branch/rev
     assert "exact-match" in context
-    # The prompt itself was recorded, and a replay of the Stop event added nothing.
+    # The prompt itself was recorded, apart from the records; a replay of the Stop event
+    # added nothing.
     before = served.record_count()
     served.hook("Stop", stop_payload(transcript, cwd=str(root)))
-    assert served.record_count() == before == 2
+    assert served.record_count() == before == 1
+    assert served.call("status")["memory"]["prompts"] == 1
     assert not spool.pending(root)  # every answer came from the daemon, none from the spool
 
 
@@ -210,7 +212,8 @@ def test_secrets_never_reach_disk(served: Served) -> None:
     prompt = f"Use token ghp_{'Z' * 36} and AWS AKIAZZZZZZZZZZZZZZZZ to deploy"
     served.hook("UserPromptSubmit", {"session_id": "s2", "prompt": prompt})
     served.json("add", f"the staging password = hunter2 and key {FAKE_SECRETS[0]}")
-    assert served.record_count() == 3
+    memory = served.call("status")["memory"]
+    assert (memory["records"], memory["prompts"]) == (2, 1)
     served.stop()  # flush everything to disk, including logs
     secrets = [*FAKE_SECRETS, "ghp_" + "Z" * 36, "AKIAZZZZZZZZZZZZZZZZ"]
     state = paths.state_dir(root)
@@ -371,7 +374,9 @@ def test_a_hook_facing_a_daemon_that_does_not_answer_spools_and_answers_itself(
     finally:
         os.kill(proc.pid, signal.SIGCONT)
     wait_for(lambda: not spool.pending(project), timeout=60)
-    hits = call(project, "search", {"query": "frobnicator"})["results"]
+    # Prompts are kept apart: searchable when asked for, never among the beliefs.
+    assert call(project, "search", {"query": "frobnicator"})["results"] == []
+    hits = call(project, "search", {"query": "frobnicator", "kind": "prompt"})["results"]
     assert [h["kind"] for h in hits] == ["prompt"]
     assert proc.stop() == 0
 

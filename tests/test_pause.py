@@ -92,10 +92,16 @@ def _cli(served: Served, *args: str) -> str:
     return result.stdout
 
 
+def stored(served: Served) -> int:
+    """Everything written: records and prompts (which are counted apart)."""
+    memory = served.call("status")["memory"]
+    return int(memory["records"]) + int(memory["prompts"])
+
+
 def test_paused_hooks_capture_and_inject_nothing_until_resumed(served: Served) -> None:
     _capture(served, "before", "Billing webhooks retry five times with jittered backoff.")
     assert "jittered" in json.dumps(_prompt(served, "s1"))
-    records = served.record_count()
+    records = stored(served)
 
     out = _cli(served, "pause", "--for", "2h")
     assert "paused capture and injection for everything until" in out
@@ -105,7 +111,7 @@ def test_paused_hooks_capture_and_inject_nothing_until_resumed(served: Served) -
 
     assert _prompt(served, "s1") == {}  # nothing injected, and the prompt not recorded
     _capture(served, "during", "Billing webhooks moved to a dead-letter queue.")
-    assert served.record_count() == records
+    assert stored(served) == records
 
     # The daemon holds the pause across a restart.
     served.stop()
@@ -117,7 +123,7 @@ def test_paused_hooks_capture_and_inject_nothing_until_resumed(served: Served) -
     assert "resumed capture and injection for everything" in _cli(served, "resume")
     assert "was not paused" in _cli(served, "resume")
     assert "jittered" in json.dumps(_prompt(served, "s2"))
-    assert served.record_count() == records + 1  # prompts are recorded again
+    assert stored(served) == records + 1  # prompts are recorded again
     assert "paused    no" in _cli(served, "status")
 
 
@@ -125,11 +131,11 @@ def test_one_session_can_be_paused_alone(served: Served) -> None:
     _capture(served, "before", "Billing webhooks retry five times with jittered backoff.")
     out = _cli(served, "pause", "--session", "quiet-session")
     assert "for session quiet-session until `lintaid resume`" in out
-    records = served.record_count()
+    records = stored(served)
     assert _prompt(served, "quiet-session") == {}
-    assert served.record_count() == records
+    assert stored(served) == records
     assert "jittered" in json.dumps(_prompt(served, "loud-session"))
-    assert served.record_count() == records + 1
+    assert stored(served) == records + 1
     status = served.json("status")["pause"]
     assert not status["paused"] and list(status["sessions"]) == ["quiet-session"]
     _cli(served, "resume", "--session", "quiet-session")

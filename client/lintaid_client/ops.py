@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .models import ALL_KINDS, KINDS
 from .protocol import MAX_DEPTH, TOO_LARGE, BadRequest
 
 READ: Final = "read"
@@ -43,6 +44,7 @@ MAX_BATCH: Final = 1000
 MAX_TOP_K: Final = 100
 MAX_LIST: Final = 1000
 STORES: Final = ("memory", "workspace", "all")
+KIND_CHOICES: Final = (*KINDS, ALL_KINDS)
 TIME_HELP: Final = "ISO 8601, UTC unless it names a zone, or epoch seconds"
 MAX_DURATION_S: Final = 366 * 86400
 DURATION_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -158,6 +160,9 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("store", CHOICE, "memory records, project files, or both", default="all",
             choices=STORES),
         CLIENT,
+        Arg("kind", CHOICE, "only memory records of this kind (project files are left out); "
+            "prompts are searched only when asked for: 'prompt', or 'all' for every kind",
+            choices=KIND_CHOICES),
         USER,
     ), tool="search"),
     Op("get", READ, "One memory in full: text, status, claims, relations and provenance.",
@@ -169,6 +174,8 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("include_hidden", BOOL, "include superseded and expired ones", default=False,
             mcp=False),
         CLIENT,
+        Arg("kind", CHOICE, "only records of this kind; prompts are listed only when asked "
+            "for: 'prompt', or 'all' for every kind", choices=KIND_CHOICES),
         USER,
     ), tool="list_memories"),
     Op("update", WRITE, "Replace a memory's text (its claims are derived again).", (

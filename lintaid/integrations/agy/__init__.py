@@ -97,6 +97,9 @@ class Antigravity(AgentClient):
     def doctor(self, root: Path) -> list[Check]:
         return install.doctor(root)
 
+    def config_files(self, root: Path) -> list[Path]:
+        return [install.config_dir()]  # hooks.json and mcp_config.json, per user
+
 
 def untrusted(context: str) -> str:
     """The recalled block inside the untrusted-memory markers; a marker inside the memories

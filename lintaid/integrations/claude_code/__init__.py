@@ -24,6 +24,7 @@ from ..base import (
     path_field,
     text_field,
 )
+from ..config_files import with_backups
 from . import install
 from .transcript import parse_line
 
@@ -86,3 +87,9 @@ class ClaudeCode(AgentClient):
 
     def doctor(self, root: Path) -> list[Check]:
         return install.doctor(root)
+
+    def config_files(self, root: Path) -> list[Path]:
+        scopes: tuple[Scope, ...] = ("project", "user")
+        files = [install.settings_path(root, scope) for scope in scopes]
+        files += [root / ".claude" / "settings.local.json", install.mcp_path(root, "project")]
+        return [*with_backups(files), Path.home() / ".claude" / "projects"]

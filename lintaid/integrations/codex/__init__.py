@@ -26,7 +26,7 @@ from ..base import (
     text_field,
 )
 from . import install
-from .transcript import find_rollout, parse_line
+from .transcript import codex_home, find_rollout, parse_line
 
 CAPTURE_EVENTS: Final = {
     "Stop": "outcome",
@@ -83,3 +83,8 @@ class Codex(AgentClient):
 
     def doctor(self, root: Path) -> list[Check]:
         return install.doctor(root)
+
+    def config_files(self, root: Path) -> list[Path]:
+        # The project's .codex holds hooks.json and config.toml; $CODEX_HOME the rollouts.
+        return [install.config_dir(root, "project"), install.config_dir(root, "user"),
+                codex_home()]
