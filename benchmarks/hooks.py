@@ -7,7 +7,10 @@ Prints, for a throwaway project with a real daemon:
     up; and Stop with the daemon down (the spool path);
   * each as median and p99, with the ratio of medians to the floor and the p99 ratio;
   * the CLI's warm path (``lintaid status``, ``search``, ``add`` with the daemon running);
-  * captures per second: 50 concurrent shims, and the daemon alone with 500 events in flight.
+  * captures per second: 50 concurrent shims, and the daemon alone with 500 events in flight;
+  * the hook with a ~2 MB prompt and a ping sent right after it, the hook against a daemon that
+    does not answer (SIGSTOP: the budget path), and the hook that finds no daemon and starts
+    one (auto-start). Tests check these paths' behaviour; their times are printed here.
 Runs are interleaved (floor, hook, floor, hook, ...) so machine noise hits both alike.
 
     python benchmarks/hooks.py [--runs 60]
@@ -19,6 +22,7 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -157,8 +161,47 @@ def main() -> None:
         sock.close(0)
     ctx.term()
 
+    # A ~2 MB prompt (the daemon keeps only its first distinct terms), then a ping at once.
+    huge = " ".join(f"w{i % 40_000} gateway retry" for i in range(120_000))
+    huge_hook, huge_ping = [], []
+    for i in range(max(3, opts.runs // 10)):
+        payload = {"session_id": f"h{i}", "cwd": str(root),
+                   "hook_event_name": "UserPromptSubmit", "prompt": f"{huge} {i}"}
+        huge_hook.append(timed(hook("UserPromptSubmit"), json.dumps(payload), bare_env))
+        started = time.perf_counter()
+        assert connection.ping(root, timeout=5.0) is not None
+        huge_ping.append(time.perf_counter() - started)
+
+    # A daemon that does not answer (stopped): the shim must answer itself within its budget.
+    pid = int(connection.read_status(root)["pid"])
+    os.kill(pid, signal.SIGSTOP)
+    stalled = []
+    try:
+        for i in range(max(3, opts.runs // 10)):
+            payload = stop_payload(transcript, session_id=f"x{i}", cwd=str(root))
+            stalled.append(timed(hook("Stop"), json.dumps(payload),
+                                 {**bare_env, "LINTAID_NO_AUTOSTART": "1"}))
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    time.sleep(1.0)  # the stalled hooks' detached children write the spool; then it drains
+    deadline = time.monotonic() + 30
+    while spool.pending(root) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
     subprocess.run([sys.executable, "-m", "lintaid", "stop", "--project", str(root)],
                    check=True, env=env, capture_output=True)
+
+    # No daemon at all: the shim answers, then spools and starts one, detached.
+    autostart = []
+    for i in range(3):
+        payload = stop_payload(transcript, session_id=f"a{i}", cwd=str(root))
+        autostart.append(timed(hook("Stop"), json.dumps(payload), bare_env))
+        while connection.ping(root, timeout=0.5) is None:
+            time.sleep(0.01)
+        while spool.pending(root):
+            time.sleep(0.01)
+        subprocess.run([sys.executable, "-m", "lintaid", "stop", "--project", str(root)],
+                       check=True, env=env, capture_output=True)
     down_env = {**bare_env, "LINTAID_NO_AUTOSTART": "1"}
     floor_down, spooled = [], []
     for i in range(opts.runs):
@@ -179,6 +222,10 @@ def main() -> None:
     print(summary("hook UserPromptSubmit after it", after_big, floor))
     print(summary("floor (second series)", floor_down))
     print(summary("hook Stop, daemon down (spool)", spooled, floor_down))
+    print(summary("hook UserPromptSubmit, 2 MB prompt", huge_hook, floor))
+    print(summary("ping right after a 2 MB prompt", huge_ping))
+    print(summary("hook Stop, daemon SIGSTOPped", stalled, floor))
+    print(summary("hook Stop, no daemon: auto-start", autostart, floor))
     for name, values in cli.items():
         print(summary(f"lintaid {name} (CLI, daemon up)", values, floor))
     print(f"{'50 concurrent Stop shims':<34} {50 / burst:7.1f} captures/s  ({burst:.2f} s, "

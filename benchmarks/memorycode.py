@@ -248,6 +248,20 @@ def presents_as_current(hit: dict[str, Any], version: Version, ins: Instruction)
     return any(c["status"] != "superseded" for c in stating)
 
 
+def plain_search(ctx: Reader, query: str) -> list[dict[str, Any]]:
+    """The same records ranked by their whole text, nothing excluded: a store without a
+    current-state policy (BM25 with stemming over the full text, as lintaid indexes it)."""
+    index = ctx.memory.index
+    text = index.text_query(query, ["content_all"])
+    if text is None:
+        return []
+    searcher = index.searcher()
+    result = searcher.search(text, limit=TOP_K)
+    ids = [str(searcher.doc(addr).get_first("id")) for _score, addr in result.hits]
+    hits = ctx.hydrate(ids)
+    return [hits[i].to_dict() for i in ids if i in hits]
+
+
 def without_policy(hit: dict[str, Any]) -> dict[str, Any]:
     """A hit as a store without a current-state policy would present it."""
     return {**hit, "status": "current", "claims": [], "superseded_by": None}
@@ -369,17 +383,19 @@ def run_dialogue(data: Path, number: int, topics: dict[int, Instruction],
                 for kind, query in (("topic", latest.obj), ("eval_query", ins.eval_query)):
                     for arm in ARMS:
                         t0 = time.perf_counter()
-                        found = ctx.search(SearchRequest(query=query, top_k=TOP_K,
-                                                         history=arm == "off"))
+                        if arm == "on":
+                            found = ctx.search(SearchRequest(query=query, top_k=TOP_K))
+                            hits = [h.to_dict() for h in found.results]
+                            asked_history = found.history
+                        else:
+                            hits = [without_policy(h) for h in plain_search(ctx, query)]
+                            asked_history = False
                         latency = time.perf_counter() - t0
-                        hits = [h.to_dict() for h in found.results]
-                        if arm == "off":
-                            hits = [without_policy(h) for h in hits]
                         recall, leaks, gold, stale = score(hits, chain, ins, session_of)
                         result = QueryResult(
                             number, chain.instruction, kind, arm, query, chain.current[0],
                             dict(chain.mentions), recall, leaks, gold, stale,
-                            found.history and arm == "on", latency, [])
+                            asked_history, latency, [])
                         if explain:
                             result.top = _explain_top(hits, chain, ins, session_of)
                             if arm == "on":

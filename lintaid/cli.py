@@ -56,10 +56,9 @@ def _spelled(op: str, err: protocol.RemoteError) -> str:
             option = ops.OPS[op].arg(err.arg).option
         except KeyError:
             option = None
-        if option and f"'{err.arg}'" in message:
-            message = message.replace(f"'{err.arg}'", option)
-        elif option:  # the bare name, as a whole word only ('to' must not touch "stop")
-            message = re.sub(rf"(?<![\w-]){re.escape(err.arg)}(?![\w-])", option, message)
+        if option:  # 'top_k' or top_k, once each (``--history`` holds its own name)
+            name = re.escape(err.arg)
+            message = re.sub(rf"'{name}'|(?<![-\w]){name}(?!\w)", option, message)
     return message
 
 
@@ -128,8 +127,8 @@ def op_options(op_name: str, *, skip: tuple[str, ...] = ()) -> Callable[[Any], A
                 fn = click.option(*decls, callback=_json_map, metavar="JSON",
                                   help=arg.help)(fn)
             else:
-                fn = click.option(*decls, default=None, help=arg.help,
-                                  metavar="TIME" if arg.type == ops.TIME else None)(fn)
+                metavar = {ops.TIME: "TIME", ops.DURATION: "DURATION"}.get(arg.type)
+                fn = click.option(*decls, default=None, help=arg.help, metavar=metavar)(fn)
         return fn
 
     return decorate
@@ -161,6 +160,9 @@ def _text(value: str) -> str:
     if not data.strip():
         fail("nothing on standard input")
     return data
+
+
+json_flag = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
 @click.group()
@@ -198,9 +200,11 @@ def _run_foreground(root: Path) -> int:
     except OSError as err:
         fail(f"cannot use {err.filename or paths.state_dir(root)}: {err.strerror}")
     try:
-        from .daemon import Daemon, StartError
+        from .daemon import Config, Daemon, StartError
 
-        daemon = Daemon(root)
+        config = Config.from_env()
+        config.log_stderr = _log_to_stderr()
+        daemon = Daemon(root, config)
         daemon.install_signal_handlers()
         try:
             return daemon.run()
@@ -208,6 +212,21 @@ def _run_foreground(root: Path) -> int:
             fail(str(err))
     finally:
         lock.release(fd)
+
+
+def _log_to_stderr() -> bool:
+    """Whether the foreground daemon also logs to stderr: under systemd (the journal reads
+    it) or whenever stderr is not a terminal; ``LINTAID_LOG_STDERR=0|1`` decides instead (a
+    daemon started in the background sets 0: its stderr file is for why a start failed)."""
+    flag = os.environ.get("LINTAID_LOG_STDERR")
+    if flag in ("0", "1"):
+        return flag == "1"
+    if os.environ.get("INVOCATION_ID") or os.environ.get("NOTIFY_SOCKET"):
+        return True
+    try:
+        return not sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return True
 
 
 def _pid_alive(status: dict[str, Any]) -> bool:
@@ -290,7 +309,7 @@ def status(root: Path, as_json: bool) -> None:
         f"  endpoint  {data['endpoint']}",
         f"  memory    {mem['records']} records ({mem['superseded']} superseded, "
         f"{mem['conflicted']} conflicted, {mem['expired']} expired, {mem['forgotten']} forgotten),"
-        f" {mem['claims']} claims",
+        f" {mem['claims']} claims; {mem.get('prompts', 0)} prompts kept apart",
         f"  queues    writer {data['writer_queue']}, spool {data['spool_depth']},"
         f" index pending {mem['pending_index']}",
         f"  process   RSS {data['rss_bytes'] / 2**20:.1f} MiB, {data['threads']} threads,"
@@ -310,12 +329,31 @@ def status(root: Path, as_json: bool) -> None:
     lines.append(f"  backups   {backups.get('kept', 0)} kept"
                  + (f", newest {_ago(backups.get('newest_at'))} ({backups['newest']})"
                     if backups.get("newest") else ""))
+    lines.append(f"  paused    {_paused_text(data.get('pause') or {})}")
     clients = [name for name, files in (data.get("clients") or {}).items() if files]
     lines.append(f"  clients   {', '.join(clients) or 'none installed'}")
     v = data["versions"]
     lines.append(f"  versions  lintaid {v['lintaid']}, protocol {v['protocol']}, "
                  f"python {v['python']}, pyzmq {v['pyzmq']}, tantivy {v['tantivy']}")
     click.echo("\n".join(lines))
+
+
+def _until(until: float | None) -> str:
+    if until is None:
+        return "until `lintaid resume`"
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(until))
+    return f"until {when} ({_duration(max(0.0, until - time.time()))} left)"
+
+
+def _paused_text(pause: dict[str, Any]) -> str:
+    """One line: what is paused, and until when."""
+    parts = []
+    whole = pause.get("all")
+    if whole:
+        parts.append(f"everything {_until(whole.get('until'))}")
+    for session, span in (pause.get("sessions") or {}).items():
+        parts.append(f"session {session} {_until(span.get('until'))}")
+    return "; ".join(parts) or "no"
 
 
 def _duration(seconds: float) -> str:
@@ -351,6 +389,38 @@ def logs(root: Path, follow: bool, lines: int) -> None:
                 time.sleep(0.25)
 
 
+@main.command()
+@project_option
+@op_options("pause")
+@json_flag
+def pause(root: Path, as_json: bool, **values: Any) -> None:
+    """Pause capture and injection (everything, or one --session), --for a while or until
+    `lintaid resume`; hooks still answer at once."""
+    result = call(root, "pause", op_args("pause", values))
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    what = f"session {result['session_id']}" if result.get("session_id") else "everything"
+    click.echo(f"lintaid: paused capture and injection for {what} {_until(result['until'])}")
+
+
+@main.command()
+@project_option
+@op_options("resume")
+@json_flag
+def resume(root: Path, as_json: bool, **values: Any) -> None:
+    """Resume capture and injection (everything, or one --session)."""
+    result = call(root, "resume", op_args("resume", values))
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    what = f"session {result['session_id']}" if result.get("session_id") else "everything"
+    if result["resumed"]:
+        click.echo(f"lintaid: resumed capture and injection for {what}")
+    else:
+        click.echo(f"lintaid: {what} was not paused; nothing changed")
+
+
 # -- memory ----------------------------------------------------------------------------------
 def _short(text: str, width: int = 100) -> str:
     line = " ".join(text.split())
@@ -365,9 +435,6 @@ def _print_hit(hit: Hit) -> None:
         click.echo(f"    superseded by {hit.superseded_by}")
     for path in hit.changed_files:
         click.echo(f"    file changed since capture: {path}")
-
-
-json_flag = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
 @main.command()
@@ -662,6 +729,133 @@ def uninstall(root: Path, client: str, user_scope: bool) -> None:
         click.echo(line)
     if not report.changes:
         click.echo(f"lintaid: nothing of lintaid's was installed for {agent.title}")
+
+
+# -- doctor -------------------------------------------------------------------------------------
+@main.command()
+@project_option
+@json_flag
+def doctor(root: Path, as_json: bool) -> None:
+    """Check the daemon, file and socket privacy, indexes, spool, disk, watcher and each
+    installed agent client's hooks and MCP server; print the fix for each problem (exit 1
+    when something is broken)."""
+    from . import doctor as checks
+
+    found = checks.run(root)
+    report = checks.to_dict(root, found)
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(f"lintaid doctor: {root}")
+        for check in found:
+            label = "FAIL" if not check.ok else "warn" if check.warn else "ok"
+            click.echo(f"  {label:<5} {check.name:<28} {check.detail}")
+            if check.fix and (not check.ok or check.warn):
+                click.echo(f"  {'':<5} {'':<28} fix: {check.fix}")
+        problems = report["problems"]
+        click.echo(f"{problems} problem{'s' if problems != 1 else ''} found" if problems
+                   else "no problems found")
+    if not report["ok"]:
+        sys.exit(EXIT_ERROR)
+
+
+# -- service managers --------------------------------------------------------------------------
+@main.group()
+def service() -> None:
+    """Run the project's daemon under systemd (Linux) or launchd (macOS)."""
+
+
+def _service_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--manager", type=click.Choice(["systemd", "launchd"]), default=None,
+                      help="The service manager (default: this system's).")(fn)
+    return project_option(fn)
+
+
+def _service_plan(root: Path, manager: str | None) -> Any:
+    from .service import ServiceError, plan
+
+    try:
+        return plan(root, manager)
+    except ServiceError as err:
+        fail(str(err))
+
+
+@service.command(name="install")
+@_service_options
+@click.option("--dry-run", is_flag=True, help="Print the file and the commands; change nothing.")
+def service_install(root: Path, manager: str | None, dry_run: bool) -> None:
+    """Write the unit (or LaunchAgent) for this project, enable and start it."""
+    from .service import ServiceError, install
+
+    p = _service_plan(root, manager)
+    if dry_run:
+        click.echo(f"# {p.path}")
+        click.echo(p.text.rstrip("\n"))
+        click.echo(f"# then, for {root}:")
+        for command in p.enable:
+            click.echo(" ".join(command))
+        return
+    try:
+        install(root, p, stop_running=lambda: stop_daemon(root), say=click.echo)
+    except ServiceError as err:
+        fail(str(err), EXIT_UNAVAILABLE)
+    if p.manager == "systemd":
+        click.echo(f"next: `lintaid service status` or `journalctl --user -u {p.name}`; "
+                   "`loginctl enable-linger` keeps it running while you are logged out")
+    else:
+        click.echo(f"next: `lintaid service status`; logs in {paths.log_dir(root)}")
+
+
+@service.command(name="uninstall")
+@_service_options
+@click.option("--dry-run", is_flag=True, help="Print the commands; change nothing.")
+def service_uninstall(root: Path, manager: str | None, dry_run: bool) -> None:
+    """Stop and disable this project's service, and remove its file."""
+    from .service import ServiceError, uninstall
+
+    p = _service_plan(root, manager)
+    if dry_run:
+        for command in p.disable:
+            click.echo(" ".join(command))
+        click.echo(f"rm {p.path}  # unless other projects' services use it")
+        return
+    try:
+        uninstall(p, say=click.echo)
+    except ServiceError as err:
+        fail(str(err), EXIT_UNAVAILABLE)
+
+
+@service.command(name="status")
+@_service_options
+@json_flag
+def service_status(root: Path, manager: str | None, as_json: bool) -> None:
+    """Whether this project's service is installed, enabled and running."""
+    from .service import ServiceError, status
+
+    p = _service_plan(root, manager)
+    try:
+        info = status(p)
+    except ServiceError as err:
+        if as_json:
+            click.echo(json.dumps({"manager": p.manager, "name": p.name, "file": str(p.path),
+                                   "installed": p.path.exists(), "error": str(err)}))
+        fail(str(err), EXIT_UNAVAILABLE)
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    click.echo(f"{p.manager} service {p.name}")
+    click.echo(f"  file     {p.path} ({'present' if info['installed'] else 'absent'})")
+    if p.manager == "systemd":
+        click.echo(f"  enabled  {info['enabled']}")
+        click.echo(f"  state    {info.get('ActiveState', '?')} ({info.get('SubState', '?')}), "
+                   f"pid {info.get('MainPID') or '-'}, restarts {info.get('NRestarts') or 0}")
+        click.echo(f"  logs     {info['logs']}")
+    else:
+        click.echo(f"  loaded   {'yes' if info['loaded'] else 'no'}")
+        click.echo(f"  state    {'running' if info['active'] else 'not running'}, "
+                   f"pid {info.get('pid') or '-'}")
+    if not info["active"]:
+        sys.exit(EXIT_UNAVAILABLE)
 
 
 def run() -> None:

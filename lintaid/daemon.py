@@ -29,7 +29,9 @@ from . import __version__, logs
 from .capture.git import git_state
 from .hooks import HookDispatcher, InjectConfig
 from .integrations import registry
+from .notify import Notifier
 from .ops import Services
+from .pause import PauseState
 from .search import Reader
 from .server import Server
 from .spool_drain import SpoolDrainer
@@ -79,6 +81,17 @@ def _mtime(path: Path) -> float | None:
         return None
 
 
+def _write_private(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` atomically (temp file, fsync, rename), mode 0600."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, target)
+
+
 class StartError(Exception):
     """The daemon could not start; the message says why in one line."""
 
@@ -107,6 +120,7 @@ class Daemon:
         self.version = __version__
         self.started_at = time.time()
         self.ready = threading.Event()
+        self.notifier = Notifier.from_env()  # systemd's NOTIFY_SOCKET, when it started us
         self._stop = threading.Event()
         self.workspace: Any = None
         self.store: MemoryStore
@@ -132,8 +146,10 @@ class Daemon:
             reason = start_reason(err)
             log.error("start_failed", reason=reason, exc_info=err)
             self._abort_start()
+            self.notifier.failed(reason)
             raise StartError(reason) from err
         self.ready.set()
+        self.notifier.ready(f"serving {self.root}")
         assert self.server is not None
         try:
             self.server.serve(self._stop.is_set)
@@ -146,7 +162,7 @@ class Daemon:
         paths.ensure_state_dir(self.root)
         logs.configure(paths.log_path(self.root), level=self.config.log_level,
                        stderr=self.config.log_stderr)
-        endpoint = paths.endpoint(self.root)
+        endpoint = paths.socket_endpoint(self.root)
         try:
             self.store = MemoryStore(self.root)
         except Damaged as err:
@@ -155,9 +171,11 @@ class Daemon:
         self.writer = Writer(self.store)
         self.writer.start()
         self.reader = Reader(memory=self.store, wait_visible=self.writer.wait_visible)
+        self.pause_state = PauseState(paths.pause_path(self.root))
         hooks = HookDispatcher(self.root, self.reader, self.store, self.writer.submit,
                                InjectConfig(self.config.inject_top_k,
-                                            self.config.inject_max_bytes))
+                                            self.config.inject_max_bytes),
+                               paused=self.pause_state.paused)
         services = Services(reader=self.reader, writes=self.store, submit=self.writer.submit,
                             hooks=hooks, control=self, provenance=self.provenance)
         self.server = Server(services, endpoint)
@@ -191,7 +209,10 @@ class Daemon:
         from .workspace.service import Workspace
 
         try:
-            self.workspace = Workspace(self.root, submit=self.writer.submit)
+            # The agent clients' own configuration and transcripts are never project files.
+            excluded = [path for client in registry.CLIENTS.values()
+                        for path in client.config_files(self.root)]
+            self.workspace = Workspace(self.root, submit=self.writer.submit, excluded=excluded)
             self.writer.add_flusher(self.workspace.flush)
             self.reader.workspace = self.workspace
             self.workspace.start()
@@ -202,6 +223,7 @@ class Daemon:
 
     def _shutdown(self) -> None:
         log.info("stopping")
+        self.notifier.stopping()
         self._remove_status()
         self.drainer.stop()
         if self.workspace is not None:
@@ -229,6 +251,12 @@ class Daemon:
             raise protocol.BadRequest("the workspace watcher is off for this daemon")
         future: Future[dict[str, Any]] = self.workspace.reindex(full=full)
         return future
+
+    def pause(self, seconds: float | None, session_id: str | None) -> dict[str, Any]:
+        return self.pause_state.pause(seconds, session_id)
+
+    def resume(self, session_id: str | None) -> dict[str, Any]:
+        return self.pause_state.resume(session_id)
 
     # -- backups ---------------------------------------------------------------------------
     def _backup_loop(self) -> None:
@@ -267,6 +295,7 @@ class Daemon:
 
     # -- status ----------------------------------------------------------------------------
     def _write_status(self, endpoint: str) -> None:
+        _write_private(paths.endpoint_file(self.root), endpoint + "\n")
         data = {
             "pid": self.pid,
             "create_time": psutil.Process(self.pid).create_time(),
@@ -276,14 +305,7 @@ class Daemon:
             "started_at": self.started_at,
             "root": str(self.root),
         }
-        target = paths.status_path(self.root)
-        tmp = target.with_name(f".{target.name}.{self.pid}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        _write_private(paths.status_path(self.root), json.dumps(data))
 
     def _remove_status(self) -> None:
         """Remove the status file, but only while it still names this process."""
@@ -310,6 +332,7 @@ class Daemon:
             "memory": self.store.counts(),
             "clients": {name: client.installed(self.root)
                         for name, client in registry.CLIENTS.items()},
+            "pause": self.pause_state.to_dict(),
             "versions": {
                 "lintaid": self.version,
                 "protocol": protocol.VERSION,

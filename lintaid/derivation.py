@@ -22,6 +22,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from lintaid_client.models import PROMPT
+
 from . import __version__
 from .policy import (
     REBUILD_BATCH,
@@ -169,7 +171,11 @@ class _DerivedState:
 
 
 class MemoryPolicy(_DerivedState):
-    """memory.db as the engine sees it: live records and their held links."""
+    """memory.db as the engine sees it: live records and their held links.
+
+    A prompt takes no part: it is a question or a request, not a statement of the project's
+    state, so it yields no claims, supersedes nothing and is never superseded.
+    """
 
     def __init__(self, store: MemoryStore) -> None:
         super().__init__(store.derived)
@@ -179,7 +185,7 @@ class MemoryPolicy(_DerivedState):
         return {r["id"]: RecordInput(record_id=r["id"], text=r["content"], kind=r["kind"],
                                      user_id=r["user_id"], created_at=r["created_at"],
                                      valid_at=r["valid_at"])
-                for r in self.store.policy_rows(ids)}
+                for r in self.store.policy_rows(ids) if r["kind"] != PROMPT}
 
     def links(self, ids: Collection[str]) -> set[tuple[str, str]]:
         return {(r["new_id"], r["old_id"]) for r in self.store.link_rows(ids)}

@@ -19,6 +19,7 @@ from lintaid_client.ops import validate_item
 from lintaid_client.redact import redact, redact_value
 
 from .capture.record import NewRecord, normalize_user
+from .integrations import registry
 from .search import Reader, SearchRequest
 
 
@@ -38,7 +39,7 @@ class RecordWrites(Protocol):
 
 
 class Control(Protocol):
-    """What the daemon itself answers: its state, its stop, the workspace re-scan."""
+    """What the daemon itself answers: its state, its stop, the workspace re-scan, pause."""
 
     def status(self) -> dict[str, Any]: ...
 
@@ -50,10 +51,14 @@ class Control(Protocol):
 
     def backup(self, to: str | None) -> dict[str, Any]: ...
 
+    def pause(self, seconds: float | None, session_id: str | None) -> dict[str, Any]: ...
+
+    def resume(self, session_id: str | None) -> dict[str, Any]: ...
+
 
 class Hooks(Protocol):
     def handle(self, provider: str, event: str, payload: dict[str, Any], *,
-               inject: bool = True) -> Future[dict[str, Any]]: ...
+               inject: bool = True, at: float | None = None) -> Future[dict[str, Any]]: ...
 
 
 Submit = Callable[[Callable[[], Any]], "Future[Any]"]
@@ -82,6 +87,16 @@ def _actor(args: Args) -> str:
 
 def _user(args: Args) -> str:
     return normalize_user(args.get("user_id"))
+
+
+def _client(args: Args) -> str | None:
+    """The ``client`` filter, refused when no agent client has that name (a typo would
+    otherwise look like an empty memory)."""
+    name = args.get("client")
+    if name is not None and name not in registry.CLIENTS:
+        raise protocol.BadRequest(f"'client' must be one of {', '.join(registry.names())}, "
+                                  f"not {name!r}", arg="client")
+    return name
 
 
 def _record(item: Args, branch: str | None, revision: str | None) -> NewRecord:
@@ -146,7 +161,8 @@ def op_add(s: Services, args: Args) -> Future[Args]:
 
 def op_search(s: Services, args: Args) -> Args:
     req = SearchRequest(query=args["query"], user_id=args["user_id"], top_k=args["top_k"],
-                        history=args["history"], as_of=args["as_of"], store=args["store"])
+                        history=args["history"], as_of=args["as_of"], store=args["store"],
+                        client=_client(args), kind=args["kind"])
     return s.reader.search(req).to_dict()
 
 
@@ -156,7 +172,8 @@ def op_get(s: Services, args: Args) -> Args:
 
 def op_list(s: Services, args: Args) -> Args:
     hits = s.reader.newest(args["user_id"], args["limit"], args["offset"],
-                         args["include_hidden"])
+                           args["include_hidden"], client=_client(args),
+                           kind=args["kind"])
     return {"results": [h.to_dict() for h in hits]}
 
 
@@ -227,6 +244,14 @@ def op_backup(s: Services, args: Args) -> Args:
     return s.control.backup(args["to"])
 
 
+def op_pause(s: Services, args: Args) -> Args:
+    return s.control.pause(args["duration"], args["session_id"])
+
+
+def op_resume(s: Services, args: Args) -> Args:
+    return s.control.resume(args["session_id"])
+
+
 HANDLERS: dict[str, Handler] = {
     "ping": op_ping,
     "status": op_status,
@@ -243,6 +268,8 @@ HANDLERS: dict[str, Handler] = {
     "history": op_history,
     "reindex": op_reindex,
     "backup": op_backup,
+    "pause": op_pause,
+    "resume": op_resume,
 }
 
 

@@ -8,8 +8,8 @@ query.
 A search builds one Tantivy query per store that already holds the exclusions (superseded,
 expired, forgotten, other users' rows), so an excluded record never takes a top-k slot.
 History mode (``history=True``, an ``as_of`` time, or a question about a change in the
-query) lifts the supersession filter; such hits keep their status and are marked
-``historical``.
+project's state) keeps the current hits exactly as the plain query ranks them and interleaves
+the superseded records by score; those keep their status and are marked ``historical``.
 
 Read-your-writes: a write's reply carries a token; a read that passes it waits here, off the
 loop, until that write is searchable. A read without a token waits for what was committed
@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from lintaid_client import models, protocol
 from lintaid_client.models import Claim, Hit, Relation, SearchResult
 
-from .capture.record import normalize_user
+from .capture.record import TURN, normalize_user
 from .policy.history import is_history_query, strip_history_phrases
 from .store.index import boolean, millis
 from .store.memory import MemoryStore
@@ -40,6 +40,12 @@ class WorkspaceReads(Protocol):
                     history: bool) -> tuple[list[dict[str, Any]], int]: ...
 
     def changed_since(self, file_hashes: dict[str, str]) -> list[str]: ...
+
+    def current_claims(self, limit: int) -> list[dict[str, Any]]: ...
+
+    def retired_since(self, since: float, limit: int) -> list[dict[str, Any]]: ...
+
+    def conflicts(self, limit: int) -> list[dict[str, Any]]: ...
 
 
 class WaitVisible(Protocol):
@@ -55,9 +61,37 @@ class SearchRequest:
     history: bool = False
     as_of: float | None = None
     store: str = "all"
-    kinds: list[str] | None = None  # restrict memory hits to these record kinds
-    exclude_kinds: list[str] = field(default_factory=list)
+    client: str | None = None  # only what this agent client captured (memory only)
+    kind: str | None = None  # None: every kind but prompts; "all": every kind
     now: float | None = None
+
+
+def kind_filter(kind: str | None) -> tuple[list[str], list[str]]:
+    """``(kinds, excluded)`` for a request's ``kind``: prompts only when asked for."""
+    if kind is None:
+        return [], [models.PROMPT]
+    if kind == models.ALL_KINDS:
+        return [], []
+    return [kind], []
+
+
+@dataclass
+class StateRequest:
+    """What ``Reader.project_state`` gathers. ``since``: list what was retired after it (None:
+    nothing). ``branch``: the outcomes' branch. ``session_id``: the session asking; its own
+    turns are left out of ``outcomes``, and with ``this_session`` its decisions and turns
+    come apart (after a compaction, what the session decided)."""
+
+    user_id: str | None = None
+    since: float | None = None
+    branch: str | None = None
+    session_id: str | None = None
+    this_session: bool = False
+    decisions: int = 60
+    changes: int = 20
+    conflicts: int = 10
+    notes: int = 5
+    outcomes: int = 3
 
 
 @dataclass
@@ -90,11 +124,14 @@ class Reader:
             mem_hits, mem_hidden = self._search_memory(req, text, history)
             hits.extend(mem_hits)
             hidden += mem_hidden
-        if req.store in ("workspace", "all") and self.workspace is not None:
+        # Project files were captured by no agent client, and a kind names memory records:
+        # with either filter they are left out.
+        files = req.kind in (None, models.ALL_KINDS) and req.client is None
+        if req.store in ("workspace", "all") and files and self.workspace is not None:
             rows, ws_hidden = self.workspace.search_hits(text, req.top_k, history=history)
             hits.extend(_workspace_hit(row) for row in rows)
             hidden += ws_hidden
-        hits.sort(key=lambda h: h.score, reverse=True)
+        hits.sort(key=lambda h: h.score, reverse=True)  # stable: memory first on a tie
         return SearchResult(results=hits[: req.top_k], hidden=hidden, history=history)
 
     def get(self, record_id: str, user_id: str | None) -> Hit:
@@ -103,8 +140,11 @@ class Reader:
         return self.hydrate([record_id])[record_id]
 
     def newest(self, user_id: str | None, limit: int, offset: int = 0,
-             include_hidden: bool = False) -> list[Hit]:
-        ids = self.memory.list_ids(normalize_user(user_id), limit, offset, include_hidden)
+               include_hidden: bool = False, *, client: str | None = None,
+               kind: str | None = None) -> list[Hit]:
+        kinds, excluded = kind_filter(kind)
+        ids = self.memory.list_ids(normalize_user(user_id), limit, offset, include_hidden,
+                                   client=client, kinds=kinds, excluded=excluded)
         hits = self.hydrate(ids)
         return [hits[i] for i in ids if i in hits]
 
@@ -124,46 +164,131 @@ class Reader:
             "detail": _json(a["detail"], {}),
         } for a in self.memory.audit_rows(record_id)]
 
+    # -- the project's state ---------------------------------------------------------------
+    def project_state(self, req: StateRequest) -> models.ProjectState:
+        """Current decisions (memory and decision documents, newest first), what was retired
+        since ``req.since``, unresolved conflicts, the newest notes and turn outcomes."""
+        mem, ws, user = self.memory, self.workspace, req.user_id
+        out = models.ProjectState(since=req.since)
+        out.decisions = [_statement(r, "c", models.MEMORY)
+                         for r in mem.current_claims(user, req.decisions)]
+        conflicts = mem.conflicts(user, req.conflicts)
+        retired = mem.retired_since(user, req.since, req.changes) if req.since is not None \
+            else []
+        if ws is not None:
+            out.decisions += [_statement(r, "c", models.WORKSPACE)
+                              for r in ws.current_claims(req.decisions)]
+            out.decisions.sort(key=lambda s: -(s.created_at or 0.0))
+            conflicts += ws.conflicts(req.conflicts)
+            if req.since is not None:
+                retired += ws.retired_since(req.since, req.changes)
+        out.conflicts = [models.Conflict(_statement(r, "a", _store(r)),
+                                         _statement(r, "b", _store(r)))
+                         for r in conflicts[:req.conflicts]]
+        out.changes = [_change(r) for r in retired]
+        if req.since is not None:
+            out.changes += [_bare_change(r)
+                            for r in mem.bare_records_retired_since(user, req.since,
+                                                                    req.changes)]
+        out.changes.sort(key=lambda c: -(c.new.created_at or 0.0))
+        del out.changes[req.changes:]
+        owner = normalize_user(user)
+        out.notes = self._listed(mem.list_ids(owner, req.notes, kinds=[models.NOTE]))
+        out.outcomes = _work_first(self._listed(mem.list_ids(
+            owner, req.outcomes * 4, doc_types=[TURN], branch=req.branch,
+            not_session=req.session_id)), req.outcomes)
+        if req.this_session and req.session_id:
+            out.session_decisions = [
+                _statement(r, "c", models.MEMORY)
+                for r in mem.current_claims(user, req.decisions, session_id=req.session_id)]
+            out.session_outcomes = self._listed(mem.list_ids(
+                owner, req.outcomes * 2, doc_types=[TURN], session_id=req.session_id))
+        return out
+
+    def previous_session_start(self, user_id: str | None, session_id: str | None,
+                               provider: str | None = None) -> float | None:
+        """When the newest session other than ``session_id`` began: this client's, else any
+        client's. None when there was none."""
+        previous = self.memory.previous_session(user_id, session_id, provider)
+        if previous is None and provider is not None:
+            previous = self.memory.previous_session(user_id, session_id)
+        span = self.memory.session_span(user_id, previous) if previous else None
+        return span[0] if span else None
+
+    def session_span(self, user_id: str | None,
+                     session_id: str | None) -> tuple[float, float] | None:
+        """When this session's first and last records were captured; None if it has none."""
+        return self.memory.session_span(user_id, session_id) if session_id else None
+
+    def _listed(self, ids: list[str]) -> list[Hit]:
+        hits = self.hydrate(ids)
+        return [hits[i] for i in ids if i in hits]
+
     # -- memory ----------------------------------------------------------------------------
     def _search_memory(self, req: SearchRequest, text: str,
                        history: bool) -> tuple[list[Hit], int]:
+        """Memory hits for ``text``: what the records still say, plus, in history mode, what
+        they said before.
+
+        The current hits come from the same query, fields and boosts with history on or off, so
+        they keep their scores and their order. A history query adds the records with retired
+        statements (superseded ones, and current ones with a superseded sentence) that match on
+        their whole text, marks them ``historical`` and interleaves them by score. Outside
+        history mode only what a record still says can match (retired claims are cut out of
+        ``content``), so a stale statement never wins a current query.
+        """
         index = self.memory.index
-        # Outside history mode only what a record still says can match (retired claims are
-        # cut out of the ``content`` field), so a stale statement never wins a current query.
-        if history:
-            text_query = index.text_query(text, ["content_all"])
-        else:
-            text_query = index.text_query(text, ["content", "claims"], CLAIM_BOOST)
+        text_query = index.text_query(text, ["content", "claims"], CLAIM_BOOST)
         all_text = index.text_query(text, ["content_all"])
         if text_query is None or all_text is None:
             return [], 0
         now = millis(req.now if req.now is not None else time.time())
-        owner = [("must", index.term("user_id", normalize_user(req.user_id)))]
-        filters: list[tuple[str, Any]] = []
-        if req.kinds:
-            filters.append(("must", index.term_set("kind", list(req.kinds))))
-        for kind in req.exclude_kinds:
-            filters.append(("not", index.term("kind", kind)))
-        policy: list[tuple[str, Any]] = []
+        scope: list[tuple[str, Any]] = [("must", index.term("user_id",
+                                                            normalize_user(req.user_id)))]
+        if req.client is not None:
+            scope.append(("must", index.term("client", req.client)))
+        kinds, excluded = kind_filter(req.kind)
+        if kinds:
+            scope.append(("must", index.term_set("kind", kinds)))
+        for kind in excluded:
+            scope.append(("not", index.term("kind", kind)))
         horizon = now if req.as_of is None else millis(req.as_of)
-        policy.append(("must", index.int_range("expires_at", horizon + 1, None)))
+        live = [("must", index.int_range("expires_at", horizon + 1, None))]
         if req.as_of is not None:
-            policy.append(("must", index.int_range("created_at", None, millis(req.as_of))))
-        if not history:
-            policy.append(("not", index.term("status", "superseded")))
+            live.append(("must", index.int_range("created_at", None, millis(req.as_of))))
+        retired = index.term("status", models.SUPERSEDED)
         searcher = index.searcher()
-        result = searcher.search(boolean([("must", text_query), *owner, *filters, *policy]),
-                                 limit=req.top_k, count=True)
-        everything = boolean([("must", all_text), *owner, *filters])
-        hidden = _count(searcher.search(everything, limit=1, count=True)) - _count(result)
-        scored = [(str(searcher.doc(addr).get_first("id")), score)
-                  for score, addr in result.hits]
-        hits = self.hydrate([rid for rid, _ in scored], history=history, as_of=req.as_of)
+        current = searcher.search(
+            boolean([("must", text_query), *scope, *live, ("not", retired)]),
+            limit=req.top_k, count=True)
+        everything = _count(searcher.search(boolean([("must", all_text), *scope]), limit=1,
+                                            count=True))
+        ranked = [(str(searcher.doc(addr).get_first("id")), score, False)
+                  for score, addr in current.hits]
+        if not history:
+            hidden = everything - _count(current)
+        else:
+            seen = {rid for rid, _, _ in ranked}
+            with_past = index.term_set("status", [models.SUPERSEDED, models.CONFLICTED])
+            past = searcher.search(boolean([("must", all_text), *scope, *live,
+                                            ("must", with_past)]),
+                                   limit=req.top_k + len(seen), count=True)
+            earlier = [(rid, score, True) for rid, score in
+                       ((str(searcher.doc(addr).get_first("id")), score)
+                        for score, addr in past.hits) if rid not in seen]
+            ranked = sorted([*ranked, *earlier], key=lambda r: (-r[1], r[2]))[: req.top_k]
+            plain = _count(searcher.search(
+                boolean([("must", text_query), *scope, *live, ("not", with_past)]),
+                limit=1, count=True))
+            hidden = everything - _count(past) - plain
+        hits = self.hydrate([rid for rid, _, _ in ranked], history=history, as_of=req.as_of)
         out = []
-        for rid, score in scored:
+        for rid, score, historical in ranked:
             hit = hits.get(rid)
             if hit is not None:
                 hit.score = float(score)
+                # As of a past time, a record retired only later was current then.
+                hit.historical = hit.historical or (historical and req.as_of is None)
                 out.append(hit)
         return out, max(hidden, 0)
 
@@ -209,6 +334,7 @@ class Reader:
                 source=row["source"],
                 client=row["provider"],
                 session_id=row["session_id"],
+                turn_id=row["turn_id"],
                 event=row["event"],
                 doc_type=row["doc_type"],
                 user_id=row["user_id"],
@@ -243,6 +369,69 @@ def _record_status(row: Any, claims: list[Claim], at: float) -> str:
     if state == models.CONFLICTED and not any(c.status == models.CONFLICTED for c in claims):
         return models.PARTLY_SUPERSEDED  # only retired statements, no live disagreement
     return str(state)
+
+
+def _store(row: dict[str, Any]) -> str:
+    return models.WORKSPACE if row.get("a_path") or row.get("o_path") else models.MEMORY
+
+
+def _statement(row: dict[str, Any], prefix: str, store: str,
+               status: str | None = None) -> models.Statement:
+    """A claim from a state row whose columns carry ``prefix`` (``c_subject`` ...)."""
+    def col(name: str) -> Any:
+        return row.get(f"{prefix}_{name}")
+
+    return models.Statement(
+        claim_id=col("claim_id") or "", record_id=col("record_id") or "",
+        subject=col("subject") or "", predicate=col("predicate") or "",
+        value=col("value") or "", evidence=col("evidence") or "",
+        status=status or row.get("status") or (
+            models.CONFLICTED if prefix in ("a", "b") else models.CURRENT),
+        store=store, created_at=col("created_at"), source=col("source"),
+        session_id=col("session_id"), path=col("path"), line=col("line"))
+
+
+def _change(row: dict[str, Any]) -> models.Change:
+    """A retired claim and what retired it: the new claim, else the new record's text."""
+    store = models.WORKSPACE if row.get("o_path") else models.MEMORY
+    old = _statement(row, "o", store, models.SUPERSEDED)
+    if row.get("n_claim_id"):
+        new = _statement(row, "n", store, models.CURRENT)
+    else:
+        new = models.Statement(
+            claim_id="", record_id=row["new_record"], subject=old.subject,
+            predicate=old.predicate, value="", evidence=_first_line(row["new_text"]),
+            store=store, created_at=row["new_created_at"], source=row["new_source"],
+            path=row["new_path"])
+    return models.Change(old=old, new=new)
+
+
+def _bare_change(row: dict[str, Any]) -> models.Change:
+    """A record without claims retired by an explicit link."""
+    def side(name: str, status: str) -> models.Statement:
+        return models.Statement(
+            claim_id="", record_id=row[f"{name}_id"], subject="", predicate="", value="",
+            evidence=_first_line(row[f"{name}_text"]), status=status,
+            created_at=row[f"{name}_created_at"], source=row[f"{name}_source"],
+            session_id=row[f"{name}_session_id"])
+
+    return models.Change(old=side("old", models.SUPERSEDED), new=side("new", models.CURRENT))
+
+
+def _work_first(turns: list[Hit], limit: int) -> list[Hit]:
+    """The newest ``limit`` turns, those that touched files before those that only talked
+    (a question answered is not an outcome on the branch); newest first."""
+    worked = [t.id for t in turns if t.paths][:limit]
+    talked = [t.id for t in turns if not t.paths][:limit - len(worked)]
+    chosen = set(worked) | set(talked)
+    return [t for t in turns if t.id in chosen]
+
+
+def _first_line(text: str | None) -> str:
+    for line in (text or "").splitlines():
+        if line.strip() and line.strip() != "---":
+            return " ".join(line.split())
+    return ""
 
 
 def _count(result: Any) -> int:

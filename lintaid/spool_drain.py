@@ -67,7 +67,9 @@ class SpoolDrainer:
             if self._stop.is_set():
                 break
             try:
-                args = spool.read(path)["args"]
+                message = spool.read(path)
+                args = message["args"]
+                spooled_at = message.get("spooled_at")
             except ValueError as err:  # not an event at all: no retry can change that
                 self._reject(path, f"bad_request: not a spooled event ({err})")
                 continue
@@ -77,7 +79,8 @@ class SpoolDrainer:
                 continue
             try:
                 future = self.handle(str(args.get("provider")), str(args.get("event")),
-                                     args.get("payload") or {}, inject=False)
+                                     args.get("payload") or {}, inject=False,
+                                     at=float(spooled_at) if isinstance(spooled_at, (int, float)) else None)
             except Exception as err:
                 if self._transient(path, err):
                     return 0

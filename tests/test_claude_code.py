@@ -100,8 +100,18 @@ def test_replay_gives_the_same_record_id(project: Path) -> None:
     [second] = records_for_event("Stop", json.loads(json.dumps(payload)), now=999.0)
     assert first.record_id == second.record_id
     assert first.content == second.content
-    [other] = records_for_event("Stop", {**payload, "last_assistant_message": "Different."})
-    assert other.record_id != first.record_id
+    # The same turn, however its result reads, is one record: a turn's id is its session and
+    # its request's transcript id (the first capture's text is kept).
+    [same_turn] = records_for_event("Stop", {**payload, "last_assistant_message": "Different."})
+    assert same_turn.record_id == first.record_id
+    assert same_turn.turn_id == first.turn_id and first.turn_id
+    # The next request is another turn, even with the same words (its own transcript id).
+    path = Path(payload["transcript_path"])
+    write_transcript(path, [("user", FINAL_REQUEST), ("assistant", "Again: done.")],
+                     cwd=str(project), append=True)
+    [next_turn] = records_for_event("Stop", {**payload, "last_assistant_message": "Again."})
+    assert next_turn.record_id != first.record_id
+    assert next_turn.request_hash == first.request_hash
 
 
 def test_stop_hook_active_captures_nothing(project: Path) -> None:
@@ -131,23 +141,25 @@ def test_subagent_stop_reads_the_agent_transcript(project: Path) -> None:
     assert rec.metadata["agent_type"] == "Explore"
 
 
-def test_precompact_and_session_end(project: Path) -> None:
+def test_precompact_and_session_end_never_copy_the_turn(project: Path) -> None:
     base = stop_for(project)
+    [turn] = records_for_event("Stop", base)
     payload = {**base, "hook_event_name": "PreCompact", "trigger": "manual",
                "custom_instructions": "keep the retry decisions"}
     payload.pop("stop_hook_active")
-    [checkpoint] = records_for_event("PreCompact", payload)
-    assert checkpoint.content.startswith("Request: ")
-    assert "Compact summary: keep the retry decisions" in checkpoint.content
-    assert checkpoint.source.endswith("/checkpoint")
+    caught_up, checkpoint = records_for_event("PreCompact", payload)
+    # The last turn again, with the Stop's id, marked as a catch-up; and the summary alone.
+    assert caught_up.record_id == turn.record_id and caught_up.catch_up
+    assert not turn.catch_up
+    assert checkpoint.content == "Compact summary: keep the retry decisions"
+    assert checkpoint.doc_type == "checkpoint" and checkpoint.source.endswith("/checkpoint")
     assert checkpoint.metadata["trigger"] == "manual"
 
     end = {**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}
-    [summary] = records_for_event("SessionEnd", end)
-    assert summary.doc_type == "session-summary"
-    assert summary.content.startswith("Request: ")
-    assert summary.metadata["reason"] == "prompt_input_exit"
-    assert len({checkpoint.record_id, summary.record_id}) == 2  # kind and source differ
+    [again] = records_for_event("SessionEnd", end)
+    assert again.record_id == turn.record_id and again.catch_up
+    assert again.doc_type == "outcome" and again.event == "SessionEnd"
+    assert again.metadata["reason"] == "prompt_input_exit"
 
 
 def test_precompact_summary_alone_is_enough(tmp_path: Path) -> None:
@@ -179,7 +191,7 @@ def test_no_secret_reaches_any_field(project: Path) -> None:
     records += records_for_event("SessionEnd", {**payload, "last_assistant_message": None})
     prompt = secret_turns()[0][1]  # the pasted .env, curl, key block ...
     records += records_for_event("UserPromptSubmit", {**payload, "prompt": prompt})
-    assert len(records) == 4
+    assert len(records) == 5  # the turn (and its catch-ups), the compaction summary, the prompt
     for rec in records:
         blob = json.dumps(dataclasses.asdict(rec)) + rec.record_id
         for secret in FAKE_SECRETS:
@@ -347,3 +359,26 @@ def test_workspace_hit_shows_path_and_lines() -> None:
 def test_duplicate_hits_are_shown_once() -> None:
     text = context(inject([hit(), hit(), hit(id="m2")]))
     assert text.count("Request: configure retries") == 1
+
+
+def test_weak_matches_are_left_out() -> None:
+    from lintaid.hooks import InjectConfig, relevant
+
+    hits = [hit(id=f"m{i}", score=score) for i, score in enumerate((10.0, 5.0, 3.9, 1.0))]
+    assert [h.id for h in relevant(hits, 0.4)] == ["m0", "m1"]
+    assert relevant(hits, 0) == hits and relevant([], 0.4) == []
+    assert InjectConfig().min_relative_score == 0.4
+
+
+def test_a_match_in_the_tools_list_brings_the_turn_with_it() -> None:
+    content = ("Request: Move packaging to poetry.\nResult: We use poetry for dependency "
+               "management.\nAffected paths: poetry.lock\nTools used: Edit, Bash")
+    # Only "Tools used" holds "tool": the turn's request and result come with it.
+    text = context(inject([hit(content=content)], query="Which tool was it?"))
+    assert "Tools used: Edit, Bash" in text
+    assert "Request: Move packaging to poetry." in text
+    assert "Result: We use poetry for dependency management." in text
+    # Query words match by stem: "dependencies" finds "dependency".
+    text = context(inject([hit(content=content)], query="dependencies"))
+    assert "Result: We use poetry for dependency management." in text
+    assert "Request: Move packaging" not in text

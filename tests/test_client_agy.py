@@ -7,8 +7,6 @@ import dataclasses
 import json
 from pathlib import Path
 
-import pytest
-
 from lintaid.hooks import build_records
 from lintaid.integrations.agy import MEMORY_TAG, Antigravity, untrusted
 from tests.client_sessions import (
@@ -20,7 +18,7 @@ from tests.client_sessions import (
     agy_steps,
     write_jsonl,
 )
-from tests.conftest import run_hook, run_json
+from tests.conftest import Served
 from tests.transcripts import FAKE_SECRETS, FINAL_REQUEST
 
 CLIENT = Antigravity()
@@ -39,10 +37,11 @@ def test_stop_and_post_invocation_capture(tmp_path: Path) -> None:
     assert lines[1] == f"Result: {FINAL_RESULT}"
     assert lines[2] == f"Affected paths: {root}/gateway/retry.py, {root}/tests/test_retry.py"
     assert lines[3] == "Tools used: view_file, replace_file_content, write_to_file"
-    assert summary.source == f"agy://{AGY_CONVERSATION}/session-summary"
-    assert summary.cwd == root
+    assert summary.source == f"agy://{AGY_CONVERSATION}/outcome"
+    assert summary.cwd == root and summary.catch_up  # Stop only catches the last turn up
     [outcome] = records("PostInvocation", agy_payload("PostInvocation", root, path))
     assert outcome.doc_type == "outcome" and outcome.content == summary.content
+    assert outcome.record_id == summary.record_id and not outcome.catch_up
     # a model call that ended in a tool call: the turn is not over, nothing to capture
     midway = write_jsonl(tmp_path / "midway.jsonl", agy_steps(root)[:-1])
     assert records("PostInvocation", agy_payload("PostInvocation", root, midway)) == []
@@ -102,23 +101,23 @@ def test_no_secret_reaches_a_record(tmp_path: Path) -> None:
         assert FAKE_SECRETS[0] not in blob and FAKE_SECRETS[1] not in blob
 
 
-@pytest.mark.slow
-def test_capture_then_recall_through_the_shim(daemon: Path) -> None:
-    root = str(daemon)
-    path = write_jsonl(daemon.parent / "steps.jsonl", agy_steps(root))
-    out, _ = run_hook(daemon, "Stop", agy_payload("Stop", root, path), provider="agy")
+def test_capture_then_recall_through_the_shim(served: Served) -> None:
+    root = str(served.root)
+    path = write_jsonl(served.root.parent / "steps.jsonl", agy_steps(root))
+    out = served.hook("Stop", agy_payload("Stop", root, path), provider="agy")
     assert out == {}
-    out, _ = run_hook(daemon, "PreToolUse", agy_payload(
+    out = served.hook("PreToolUse", agy_payload(
         "PreToolUse", root, path, toolCall={"name": "run_command",
                                             "args": {"CommandLine": "pytest"}}),
         provider="agy")
     assert out == {"decision": "allow"}
-    out, _ = run_hook(daemon, "PreInvocation", agy_payload(
+    out = served.hook("PreInvocation", agy_payload(
         "PreInvocation", root, None, conversation_id="next",
         extra={"prompt": "How is the gateway retry policy configured?"}), provider="agy")
     [step] = out["injectSteps"]
     message = step["ephemeralMessage"]
     assert message.startswith(f"<{MEMORY_TAG}>")
     assert "configurable" in message
-    assert f"agy://{AGY_CONVERSATION}/session-summary" in message
-    assert run_json(daemon, "status")["memory"]["records"] == 2
+    assert f"agy://{AGY_CONVERSATION}/outcome" in message
+    memory = served.call("status")["memory"]
+    assert (memory["records"], memory["prompts"]) == (1, 1)  # the turn; the prompt apart

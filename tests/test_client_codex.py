@@ -22,7 +22,7 @@ from tests.client_sessions import (
     codex_rollout_path,
     write_jsonl,
 )
-from tests.conftest import run_cli, run_hook, run_json
+from tests.conftest import Served
 from tests.transcripts import FAKE_SECRETS, FINAL_REQUEST
 
 CLIENT = Codex()
@@ -106,13 +106,12 @@ def test_no_secret_reaches_a_record(tmp_path: Path) -> None:
     assert "Please fix the deploy script." in recs[0].content
 
 
-@pytest.mark.slow
-def test_capture_then_recall_through_the_shim(daemon: Path) -> None:
-    cwd = str(daemon)
-    rollout = write_jsonl(daemon.parent / "rollout.jsonl", codex_rollout(cwd))
-    out, _ = run_hook(daemon, "Stop", codex_payload("Stop", cwd, rollout), provider="codex")
+def test_capture_then_recall_through_the_shim(served: Served) -> None:
+    cwd = str(served.root)
+    rollout = write_jsonl(served.root.parent / "rollout.jsonl", codex_rollout(cwd))
+    out = served.hook("Stop", codex_payload("Stop", cwd, rollout), provider="codex")
     assert out == {}
-    out, _ = run_hook(daemon, "UserPromptSubmit", codex_payload(
+    out = served.hook("UserPromptSubmit", codex_payload(
         "UserPromptSubmit", cwd, None, session_id="019a-next",
         prompt="How is the gateway retry policy configured?"), provider="codex")
     hook = out["hookSpecificOutput"]
@@ -120,27 +119,27 @@ def test_capture_then_recall_through_the_shim(daemon: Path) -> None:
     assert "configurable" in hook["additionalContext"]
     assert f"codex://{CODEX_SESSION}/outcome" in hook["additionalContext"]
     # After a compaction Codex fires SessionStart again: memory is re-injected there.
-    run_cli(daemon, "add", "Decision: unresolved work on the gateway lives in TODO.md.")
-    out, _ = run_hook(daemon, "SessionStart", codex_payload("SessionStart", cwd, None,
-                                                            source="compact"), provider="codex")
+    served.json("add", "Decision: unresolved work on the gateway lives in TODO.md.")
+    out = served.hook("SessionStart", codex_payload("SessionStart", cwd, None, source="compact"),
+                      provider="codex")
     assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert "TODO.md" in out["hookSpecificOutput"]["additionalContext"]
-    hits = run_json(daemon, "search", "retry policy configurable")["results"]
+    hits = served.json("search", "retry policy configurable")["results"]
     assert any(h["source"] == f"codex://{CODEX_SESSION}/outcome" for h in hits)
 
 
 @pytest.fixture
 def codex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """``CODEX_HOME`` for this test's processes, the daemon included (request it first)."""
+    """``CODEX_HOME`` for this test, the daemon included (request it first)."""
     home = tmp_path / "codex-home"
     monkeypatch.setenv("CODEX_HOME", str(home))
     return home
 
 
-@pytest.mark.slow
-def test_null_transcript_path_through_the_shim(codex_home: Path, daemon: Path) -> None:
-    cwd = str(daemon)
+def test_null_transcript_path_through_the_shim(codex_home: Path, served: Served) -> None:
+    cwd = str(served.root)
     write_jsonl(codex_rollout_path(codex_home), codex_rollout(cwd))
-    run_hook(daemon, "SessionEnd", codex_payload("SessionEnd", cwd, None), provider="codex")
-    hits = run_json(daemon, "search", "retry policy configurable")["results"]
-    assert any(h["source"] == f"codex://{CODEX_SESSION}/session-summary" for h in hits)
+    assert served.hook("SessionEnd", codex_payload("SessionEnd", cwd, None),
+                       provider="codex") == {}
+    hits = served.json("search", "retry policy configurable")["results"]
+    assert any(h["source"] == f"codex://{CODEX_SESSION}/outcome" for h in hits)

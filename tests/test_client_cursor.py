@@ -21,7 +21,7 @@ from tests.client_sessions import (
     cursor_transcript,
     write_jsonl,
 )
-from tests.conftest import run_hook, run_json
+from tests.conftest import Served
 from tests.transcripts import FAKE_SECRETS, FINAL_REQUEST
 
 CLIENT = Cursor()
@@ -97,16 +97,16 @@ def test_no_secret_reaches_a_record(tmp_path: Path) -> None:
         assert FAKE_SECRETS[0] not in blob and FAKE_SECRETS[1] not in blob
 
 
-@pytest.mark.slow
-def test_capture_then_recall_through_the_shim(daemon: Path) -> None:
-    root = str(daemon)
-    path = write_jsonl(daemon.parent / "t.jsonl", cursor_transcript(root))
-    out, _ = run_hook(daemon, "stop", cursor_payload("stop", root, path), provider="cursor")
+def test_capture_then_recall_through_the_shim(served: Served) -> None:
+    root = str(served.root)
+    path = write_jsonl(served.root.parent / "t.jsonl", cursor_transcript(root))
+    out = served.hook("stop", cursor_payload("stop", root, path), provider="cursor")
     assert out == {}
-    out, _ = run_hook(daemon, "beforeSubmitPrompt", cursor_payload(
+    out = served.hook("beforeSubmitPrompt", cursor_payload(
         "beforeSubmitPrompt", root, None, conversation_id="c-next",
         prompt="How is the gateway retry policy configured?"), provider="cursor")
     assert out["continue"] is True
     assert "configurable" in out["additional_context"]
     assert f"cursor://{CURSOR_CONVERSATION}/outcome" in out["additional_context"]
-    assert run_json(daemon, "status")["memory"]["records"] == 2
+    memory = served.call("status")["memory"]
+    assert (memory["records"], memory["prompts"]) == (1, 1)  # the turn; the prompt apart

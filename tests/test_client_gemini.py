@@ -7,8 +7,6 @@ import dataclasses
 import json
 from pathlib import Path
 
-import pytest
-
 from lintaid.hooks import build_records
 from lintaid.integrations.gemini import Gemini, transcript
 from tests.client_sessions import (
@@ -21,7 +19,7 @@ from tests.client_sessions import (
     gemini_recording,
     write_jsonl,
 )
-from tests.conftest import run_hook, run_json
+from tests.conftest import Served
 from tests.transcripts import FAKE_SECRETS, FINAL_REQUEST
 
 CLIENT = Gemini()
@@ -59,10 +57,13 @@ def test_capture_from_the_recording_alone(tmp_path: Path) -> None:
     cwd = str(tmp_path)
     path = write_jsonl(tmp_path / "session.jsonl", gemini_recording(cwd))
     [end] = records("SessionEnd", gemini_payload("SessionEnd", cwd, path))
-    assert end.doc_type == "session-summary"
+    assert end.doc_type == "outcome" and end.catch_up
     assert end.content.startswith(f"Request: {FINAL_REQUEST}\nResult: {FINAL_RESULT}")
     [compress] = records("PreCompress", gemini_payload("PreCompress", cwd, path))
-    assert compress.doc_type == "checkpoint"
+    assert compress.record_id == end.record_id and compress.catch_up
+    # The turn's AfterAgent, read from the same recording, is the same record.
+    [turn] = records("AfterAgent", gemini_payload("AfterAgent", cwd, path))
+    assert turn.record_id == end.record_id and not turn.catch_up
     # an older build's single JSON file
     legacy = tmp_path / "session.json"
     legacy.write_text(json.dumps({"sessionId": GEMINI_SESSION, "messages": [
@@ -98,14 +99,12 @@ def test_no_secret_reaches_a_record(tmp_path: Path) -> None:
         assert FAKE_SECRETS[0] not in blob and FAKE_SECRETS[1] not in blob
 
 
-@pytest.mark.slow
-def test_capture_then_recall_through_the_shim(daemon: Path) -> None:
-    cwd = str(daemon)
-    path = write_jsonl(daemon.parent / "session.jsonl", gemini_recording(cwd))
-    out, _ = run_hook(daemon, "AfterAgent", gemini_payload("AfterAgent", cwd, path),
-                      provider="gemini")
+def test_capture_then_recall_through_the_shim(served: Served) -> None:
+    cwd = str(served.root)
+    path = write_jsonl(served.root.parent / "session.jsonl", gemini_recording(cwd))
+    out = served.hook("AfterAgent", gemini_payload("AfterAgent", cwd, path), provider="gemini")
     assert out == {}
-    out, _ = run_hook(daemon, "BeforeAgent", gemini_payload(
+    out = served.hook("BeforeAgent", gemini_payload(
         "BeforeAgent", cwd, None, session_id="next",
         prompt="How is the gateway retry policy configured?"), provider="gemini")
     hook = out["hookSpecificOutput"]
@@ -113,7 +112,7 @@ def test_capture_then_recall_through_the_shim(daemon: Path) -> None:
     assert "configurable" in hook["additionalContext"]
     assert f"gemini://{GEMINI_SESSION}/outcome" in hook["additionalContext"]
     # nothing to say is still JSON
-    out, _ = run_hook(daemon, "Notification", {"session_id": "x", "message": "hi"},
-                      provider="gemini")
+    out = served.hook("Notification", {"session_id": "x", "message": "hi"}, provider="gemini")
     assert out == {}
-    assert run_json(daemon, "status")["memory"]["records"] == 2  # the capture, the prompt
+    memory = served.call("status")["memory"]
+    assert (memory["records"], memory["prompts"]) == (1, 1)  # the turn; the prompt apart

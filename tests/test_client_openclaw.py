@@ -24,7 +24,7 @@ from tests.client_sessions import (
     openclaw_messages,
     openclaw_payload,
 )
-from tests.conftest import lintaid_env, run_hook, run_json
+from tests.conftest import Served, lintaid_env
 from tests.transcripts import FAKE_SECRETS, FINAL_REQUEST
 
 CLIENT = OpenClaw()
@@ -72,13 +72,12 @@ def test_no_secret_reaches_a_record(tmp_path: Path) -> None:
         assert FAKE_SECRETS[0] not in blob and FAKE_SECRETS[1] not in blob
 
 
-@pytest.mark.slow
-def test_capture_then_recall_through_the_shim(daemon: Path) -> None:
-    cwd = str(daemon)
-    out, _ = run_hook(daemon, "agent_end", openclaw_payload(
+def test_capture_then_recall_through_the_shim(served: Served) -> None:
+    cwd = str(served.root)
+    out = served.hook("agent_end", openclaw_payload(
         "agent_end", cwd, messages=openclaw_messages(), success=True), provider="openclaw")
     assert out == {}
-    out, _ = run_hook(daemon, "before_agent_start", openclaw_payload(
+    out = served.hook("before_agent_start", openclaw_payload(
         "before_agent_start", cwd, session_id="next",
         prompt="How is the gateway retry policy configured?"), provider="openclaw")
     assert "configurable" in out["prependContext"]
@@ -137,7 +136,7 @@ def test_plugin_calls_the_shim_and_returns_the_context(tmp_path: Path) -> None:
     first, end, slow = result["results"]
     assert first["value"] == {"prependContext": "Recalled: retries are 5."}
     assert end["value"] is None
-    assert slow["value"] is None and slow["ms"] < 4000  # killed at timeoutMs, run goes on
+    assert slow["value"] is None  # given up at timeoutMs (the shim answers after 5 s): run goes on
 
     seen = [json.loads(line) for line in calls_log.read_text().splitlines()]
     assert [s["argv"][-2:] for s in seen[:2]] == [["openclaw", "before_agent_start"],
@@ -172,10 +171,10 @@ def test_plugin_fails_open(tmp_path: Path) -> None:
 
 @needs_node
 @pytest.mark.slow
-def test_plugin_through_the_real_shim_and_daemon(daemon: Path) -> None:
+def test_plugin_through_the_real_shim_and_daemon(served: Served) -> None:
     config = {"hookCommand": [sys.executable, "-m", "lintaid_client.hook"],
-              "project": str(daemon), "timeoutMs": 10_000}
-    ctx = {"sessionId": "oc-real", "workspaceDir": str(daemon)}
+              "project": str(served.root), "timeoutMs": 10_000}
+    ctx = {"sessionId": "oc-real", "workspaceDir": str(served.root)}
     result = run_plugin(config, [
         {"hook": "agent_end", "event": {"messages": openclaw_messages(), "success": True},
          "ctx": ctx},
@@ -185,5 +184,5 @@ def test_plugin_through_the_real_shim_and_daemon(daemon: Path) -> None:
     ], env=lintaid_env())
     context = result["results"][1]["value"]["prependContext"]
     assert "configurable" in context and "openclaw://oc-real/outcome" in context
-    hits = run_json(daemon, "search", "retry policy configurable")["results"]
+    hits = served.json("search", "retry policy configurable")["results"]
     assert any(h["source"] == "openclaw://oc-real/outcome" for h in hits)

@@ -1,36 +1,38 @@
-"""The current-state policy end to end, through the CLI and the hook shim (real daemon)."""
+"""The current-state policy end to end, through the CLI and the hook shim's logic, against a real
+daemon (in this process) over its real socket."""
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
-from tests.conftest import run_cli, run_hook, run_json
+from tests.conftest import Served
 from tests.transcripts import stop_payload, write_transcript
 
 RETRY_Q = "How many retry attempts should we use for gateway timeouts?"
 
 
-def capture(root: Path, session: str, request: str, result: str) -> None:
+def capture(served: Served, session: str, request: str, result: str) -> None:
+    root = served.root
     transcript = write_transcript(root.parent / f"{session}.jsonl", [
         ("user", request), ("assistant", result)], session_id=session, cwd=str(root))
-    out, _ = run_hook(root, "Stop", stop_payload(transcript, session_id=session, cwd=str(root)))
+    out = served.hook("Stop", stop_payload(transcript, session_id=session, cwd=str(root)))
     assert out == {}
 
 
-def context_for(root: Path, prompt: str) -> str:
-    out, _ = run_hook(root, "UserPromptSubmit", {"session_id": "later", "prompt": prompt})
-    return out.get("hookSpecificOutput", {}).get("additionalContext", "")
+def context_for(served: Served, prompt: str) -> str:
+    out = served.hook("UserPromptSubmit", {"session_id": "later", "prompt": prompt})
+    context: str = out.get("hookSpecificOutput", {}).get("additionalContext", "")
+    return context
 
 
-def test_newer_scalar_supersedes_older_and_history_shows_both(daemon: Path) -> None:
-    old = run_json(daemon, "add", "Gateway timeout retry attempts: 5.")["id"]
+def test_newer_scalar_supersedes_older_and_history_shows_both(served: Served) -> None:
+    old = served.json("add", "Gateway timeout retry attempts: 5.")["id"]
     time.sleep(0.01)
-    new = run_json(daemon, "add", "Gateway timeout retry attempts: 2.")["id"]
-    result = run_json(daemon, "search", RETRY_Q)
+    new = served.json("add", "Gateway timeout retry attempts: 2.")["id"]
+    result = served.json("search", RETRY_Q)
     assert [(h["id"], h["status"]) for h in result["results"]] == [(new, "current")]
     assert result["hidden"] == 1
-    changed = run_json(daemon, "search", "what changed in the gateway retry attempts?")
+    changed = served.json("search", "what changed in the gateway retry attempts?")
     statuses = {h["id"]: h for h in changed["results"]}
     assert statuses[new]["status"] == "current"
     assert statuses[old]["status"] == "superseded" and statuses[old]["historical"]
@@ -45,62 +47,62 @@ def test_newer_scalar_supersedes_older_and_history_shows_both(daemon: Path) -> N
     assert claim["effective_at"] == statuses[old]["created_at"]
     assert claim["evidence"] == "Gateway timeout retry attempts: 5."
     # --history on an ordinary query lifts the filter too; "before deployment" does not.
-    assert len(run_json(daemon, "search", RETRY_Q, "--history")["results"]) == 2
-    hits = run_json(daemon, "search", "gateway retry attempts before deployment")["results"]
+    assert len(served.json("search", RETRY_Q, "--history")["results"]) == 2
+    hits = served.json("search", "gateway retry attempts before deployment")["results"]
     assert [h["id"] for h in hits] == [new]
 
 
 def test_a_superseded_claim_inside_a_captured_session_is_not_injected_as_current(
-        daemon: Path) -> None:
-    capture(daemon, "s1", "How should we store sessions, and what about health checks?",
+        served: Served) -> None:
+    capture(served, "s1", "How should we store sessions, and what about health checks?",
             "We use Redis for session storage.\n"
             "I added a health check endpoint at /healthz in src/app.py for the load balancer.")
     time.sleep(0.01)
-    capture(daemon, "s2", "Redis keeps running out of memory.",
+    capture(served, "s2", "Redis keeps running out of memory.",
             "Switched: use Memcached for session storage instead of Redis.")
-    context = context_for(daemon, "Where do we keep session storage and the health check?")
+    context = context_for(served, "Where do we keep session storage and the health check?")
     assert "Memcached" in context
     assert "healthz" in context  # the rest of the older record is still there
     # Redis may be named as the replaced value, never stated as the current choice.
     assert "We use Redis for session storage" not in context
     assert "Superseded here" in context and "memcached" in context.lower()
     assert "current, with a superseded statement left out" in context
-    older = next(h for h in run_json(daemon, "search", "health check endpoint")["results"]
+    older = next(h for h in served.json("search", "health check endpoint")["results"]
                  if "healthz" in h["content"])
     assert older["status"] == "partly_superseded"
     redis = next(c for c in older["claims"] if c["value"] == "redis")
     assert redis["status"] == "superseded" and redis["replaced_by_value"] == "memcached"
 
 
-def test_two_sessions_setting_one_value_meet_on_one_chain(daemon: Path) -> None:
-    capture(daemon, "a", "Set the retry limit for the sync worker.", "retry_limit: 3")
+def test_two_sessions_setting_one_value_meet_on_one_chain(served: Served) -> None:
+    capture(served, "a", "Set the retry limit for the sync worker.", "retry_limit: 3")
     time.sleep(0.01)
-    capture(daemon, "b", "The sync worker gives up too early.", "retry_limit: 5")
-    hits = run_json(daemon, "search", "sync worker retry_limit", "--top-k", "10")["results"]
+    capture(served, "b", "The sync worker gives up too early.", "retry_limit: 5")
+    hits = served.json("search", "sync worker retry_limit", "--top-k", "10")["results"]
     current = [h for h in hits if h["status"] in ("current", "conflicted")]
     values = [c["value"] for h in current for c in h["claims"] if c["status"] != "superseded"]
     assert values == ["5"]
-    context = context_for(daemon, "What is the sync worker retry_limit?")
+    context = context_for(served, "What is the sync worker retry_limit?")
     assert "retry_limit: 5" in context
     assert "retry_limit: 3" not in context
 
 
-def test_forget_via_cli_hides_everywhere_and_stays_forgotten(daemon: Path) -> None:
-    rid = run_json(daemon, "add", "The legacy billing cron runs at midnight.")["id"]
-    run_cli(daemon, "forget", rid, "--reason", "wrong")
-    assert run_json(daemon, "search", "legacy billing cron")["results"] == []
-    again = run_json(daemon, "add", "The legacy billing cron runs at midnight.")
+def test_forget_via_cli_hides_everywhere_and_stays_forgotten(served: Served) -> None:
+    rid = served.json("add", "The legacy billing cron runs at midnight.")["id"]
+    assert served.cli("forget", rid, "--reason", "wrong").exit_code == 0
+    assert served.json("search", "legacy billing cron")["results"] == []
+    again = served.json("add", "The legacy billing cron runs at midnight.")
     assert again["event"] == "FORGOTTEN"
-    history = run_json(daemon, "history", rid)["results"]
+    history = served.json("history", rid)["results"]
     assert [e["event"] for e in history] == ["ADD", "FORGET"]
 
 
-def test_one_long_session_cannot_crowd_out_the_others(daemon: Path) -> None:
+def test_one_long_session_cannot_crowd_out_the_others(served: Served) -> None:
     for turn in range(5):
-        capture(daemon, "long", f"Tune the flux capacitor, step {turn}.",
+        capture(served, "long", f"Tune the flux capacitor, step {turn}.",
                 f"Flux capacitor tuned: step {turn} of the calibration is done.")
-    capture(daemon, "other", "Why did the flux capacitor fail last week?",
+    capture(served, "other", "Why did the flux capacitor fail last week?",
             "The flux capacitor failed because its coolant valve was stuck.")
-    context = context_for(daemon, "What do we know about the flux capacitor?")
+    context = context_for(served, "What do we know about the flux capacitor?")
     assert context.count("claude-code://long/") == 2
     assert "claude-code://other/" in context

@@ -1,41 +1,37 @@
-"""Workspace memory end to end: a real daemon watching a real git work tree."""
+"""Workspace memory end to end: a real daemon (in this process) watching a real git work tree."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lintaid_client import paths
-from tests.conftest import (
-    lintaid_env,
-    run_cli,
-    run_hook,
-    run_json,
-    start_daemon,
-    stop_daemon,
-    wait_for,
-)
+from tests.conftest import Served, wait_for
 from tests.test_e2e_spine import git_init
 from tests.transcripts import stop_payload, write_transcript
 
 RETRY_Q = "How many retry attempts should we use for gateway timeouts?"
-WATCH = lintaid_env(LINTAID_NO_WATCH="0")
 
 
-def ws_hits(root: Path, query: str, *extra: str) -> list[dict]:
-    return run_json(root, "search", query, "--store", "workspace", *extra, env=WATCH)["results"]
+def ws_hits(served: Served, query: str, *extra: str) -> list[dict[str, Any]]:
+    hits: list[dict[str, Any]] = served.json("search", query, "--store", "workspace",
+                                             *extra)["results"]
+    return hits
 
 
-def ready(root: Path) -> bool:
-    status = run_json(root, "status", env=WATCH)
-    return bool(status.get("workspace", {}).get("ready"))
+def ready(served: Served) -> bool:
+    return bool(served.json("status").get("workspace", {}).get("ready"))
 
 
 @pytest.fixture
-def tree(project: Path) -> Path:
+def tree(project: Path, serve: Callable[..., Served]) -> Served:
+    """A git work tree with a daemon watching it, its first index complete."""
     git_init(project)
     (project / ".gitignore").write_text("secret_build/\n*.log\n")
     (project / "src").mkdir()
@@ -47,45 +43,46 @@ def tree(project: Path) -> Path:
     (project / "secret_build" / "out.txt").write_text("the ignored ocelot artefact\n")
     (project / "debug.log").write_text("ocelot log line\n")
     (project / "blob.bin").write_bytes(b"ocelot\x00\x01\x02binary")
-    start_daemon(project, env=WATCH)
-    wait_for(lambda: ready(project), timeout=30)
-    yield project
-    stop_daemon(project, env=WATCH)
+    served = serve(project, watch=True)
+    wait_for(lambda: ready(served), timeout=60)
+    return served
 
 
-def test_files_are_searchable_and_follow_edits_renames_moves_and_deletes(tree: Path) -> None:
+def test_files_are_searchable_and_follow_edits_renames_moves_and_deletes(tree: Served) -> None:
+    root = tree.root
     hit = ws_hits(tree, "pelican responds")[0]
     assert hit["store"] == "workspace" and hit["path"] == "src/app.py"
     assert hit["start_line"] == 1 and hit["end_line"] >= 2
     assert ws_hits(tree, "ocelot") == []  # ignored by git, and binary: never indexed
 
-    (tree / "src" / "app.py").write_text("def handler(request):\n    return 'the heron waits'\n")
+    (root / "src" / "app.py").write_text("def handler(request):\n    return 'the heron waits'\n")
     wait_for(lambda: ws_hits(tree, "heron waits"), timeout=10)
     assert ws_hits(tree, "pelican responds") == []
 
-    (tree / "docs" / "guide.md").rename(tree / "docs" / "manual.md")
+    (root / "docs" / "guide.md").rename(root / "docs" / "manual.md")
     wait_for(lambda: [h for h in ws_hits(tree, "albatross") if h["path"] == "docs/manual.md"])
     assert all(h["path"] != "docs/guide.md" for h in ws_hits(tree, "albatross"))
 
-    (tree / "archive").mkdir()
-    (tree / "docs" / "manual.md").rename(tree / "archive" / "manual.md")
+    (root / "archive").mkdir()
+    (root / "docs" / "manual.md").rename(root / "archive" / "manual.md")
     wait_for(lambda: [h for h in ws_hits(tree, "albatross") if h["path"] == "archive/manual.md"])
 
-    (tree / "archive" / "manual.md").unlink()
+    (root / "archive" / "manual.md").unlink()
     wait_for(lambda: not ws_hits(tree, "albatross"), timeout=10)
 
 
-def test_restart_reindexes_exactly_the_files_changed_while_down(tree: Path) -> None:
+def test_restart_reindexes_exactly_the_files_changed_while_down(tree: Served) -> None:
+    root = tree.root
     for n in range(8):
-        (tree / "src" / f"mod{n}.py").write_text(f"VALUE_{n} = 'kestrel {n}'\n")
+        (root / "src" / f"mod{n}.py").write_text(f"VALUE_{n} = 'kestrel {n}'\n")
     wait_for(lambda: len(ws_hits(tree, "kestrel", "--top-k", "20")) == 8, timeout=15)
-    stop_daemon(tree, env=WATCH)
-    (tree / "src" / "mod1.py").write_text("VALUE_1 = 'osprey'\n")
-    (tree / "src" / "mod2.py").unlink()
-    (tree / "src" / "new.py").write_text("NEW = 'osprey too'\n")
-    start_daemon(tree, env=WATCH)
-    wait_for(lambda: ready(tree), timeout=30)
-    lines = paths.log_path(tree).read_text().splitlines()
+    tree.stop()
+    (root / "src" / "mod1.py").write_text("VALUE_1 = 'osprey'\n")
+    (root / "src" / "mod2.py").unlink()
+    (root / "src" / "new.py").write_text("NEW = 'osprey too'\n")
+    tree.start()
+    wait_for(lambda: ready(tree), timeout=60)
+    lines = paths.log_path(root).read_text().splitlines()
     events = [json.loads(line) for line in lines if "workspace_reconciled" in line]
     last = events[-1]
     assert last["changed_paths"] == ["src/mod1.py"]
@@ -95,9 +92,10 @@ def test_restart_reindexes_exactly_the_files_changed_while_down(tree: Path) -> N
     assert {h["path"] for h in ws_hits(tree, "osprey")} == {"src/mod1.py", "src/new.py"}
 
 
-def test_decision_files_supersede_by_frontmatter_and_by_time(tree: Path) -> None:
+def test_decision_files_supersede_by_frontmatter_and_by_time(tree: Served) -> None:
+    root = tree.root
     for variant, explicit in (("explicit", True), ("timeline", False)):
-        folder = tree / "decisions" / variant
+        folder = root / "decisions" / variant
         folder.mkdir(parents=True)
         a = folder / "decision-a.md"
         a.write_text("# Gateway Retry Policy\n\nGateway timeout retry attempts: 5.\n")
@@ -121,36 +119,38 @@ def test_decision_files_supersede_by_frontmatter_and_by_time(tree: Path) -> None
         assert history[f"decisions/{variant}/decision-b.md"] == "current"
 
 
-def test_a_memory_about_a_file_is_marked_when_the_file_changed(tree: Path) -> None:
-    transcript = write_transcript(tree.parent / "t.jsonl", [
+def test_a_memory_about_a_file_is_marked_when_the_file_changed(tree: Served) -> None:
+    root = tree.root
+    transcript = write_transcript(root.parent / "t.jsonl", [
         ("user", "Make the handler in src/app.py return the pelican status."),
         ("assistant", [
             {"type": "tool_use", "id": "toolu_1", "name": "Edit",
-             "input": {"file_path": str(tree / "src" / "app.py"), "old_string": "a",
+             "input": {"file_path": str(root / "src" / "app.py"), "old_string": "a",
                        "new_string": "b"}},
         ]),
         ("user", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}]),
         ("assistant", "The pelican handler in src/app.py now returns status 200."),
-    ], cwd=str(tree))
-    run_hook(tree, "Stop", stop_payload(transcript, cwd=str(tree)), env=WATCH)
-    hit = run_json(tree, "search", "pelican handler", "--store", "memory", env=WATCH)["results"][0]
+    ], cwd=str(root))
+    assert tree.hook("Stop", stop_payload(transcript, cwd=str(root))) == {}
+    hit = tree.json("search", "pelican handler", "--store", "memory")["results"][0]
     assert hit["changed_files"] == []
-    (tree / "src" / "app.py").write_text("def handler(request):\n    return 'rewritten'\n")
+    (root / "src" / "app.py").write_text("def handler(request):\n    return 'rewritten'\n")
     wait_for(lambda: ws_hits(tree, "rewritten"), timeout=10)
-    hit = run_json(tree, "search", "pelican handler", "--store", "memory", env=WATCH)["results"][0]
+    hit = tree.json("search", "pelican handler", "--store", "memory")["results"][0]
     assert hit["changed_files"] == ["src/app.py"]
-    out, _ = run_hook(tree, "UserPromptSubmit", {"session_id": "x",
-                                                 "prompt": "what does the pelican handler do"},
-                      env=WATCH)
+    out = tree.hook("UserPromptSubmit", {"session_id": "x",
+                                         "prompt": "what does the pelican handler do"})
     assert "file changed since capture: src/app.py" in out["hookSpecificOutput"][
         "additionalContext"]
-    text = run_cli(tree, "search", "pelican handler", "--store", "memory", env=WATCH).stdout
+    text = tree.cli("search", "pelican handler", "--store", "memory").stdout
     assert "file changed since capture: src/app.py" in text
 
 
-def test_status_shows_the_watcher(tree: Path) -> None:
-    ws = run_json(tree, "status", env=WATCH)["workspace"]
+def test_status_shows_the_watcher_and_reindex_reports(tree: Served) -> None:
+    ws = tree.json("status")["workspace"]
     assert ws["files"] >= 3 and ws["watcher_mode"] in ("inotify", "polling")
     assert "queue_depth" in ws and "last_event_at" in ws
-    out = run_cli(tree, "reindex", env=WATCH).stdout
-    assert "files" in out or "{" in out
+    result = tree.cli("reindex")
+    assert result.exit_code == 0, result.stderr
+    assert re.search(r"workspace: \d+ files checked, 0 added, 0 changed, 0 removed",
+                     result.stdout), result.stdout

@@ -208,7 +208,7 @@ def test_a_squatted_socket_folder_falls_back_to_a_private_one(project: Path) -> 
         assert list(squatted.iterdir()) == []  # nothing of ours in the squatter's folder
         hits = run_json(project, "search", "puffin relay", env=env)["results"]
         assert hits and "puffin" in hits[0]["content"]
-        out, _ = run_hook(project, "UserPromptSubmit", {"session_id": "s", "prompt":
+        out = run_hook(project, "UserPromptSubmit", {"session_id": "s", "prompt":
                           "When does the puffin relay restart?"}, env=env)
         assert "puffin relay" in out["hookSpecificOutput"]["additionalContext"]
         assert spool.pending(project) == []  # answered, not spooled

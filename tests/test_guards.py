@@ -100,10 +100,10 @@ def test_the_hook_spools_an_event_on_a_retryable_error_only(project: Path,
     transcript = write_transcript(project.parent / "t.jsonl", [
         ("user", "Tidy the razorbill module."), ("assistant", "Tidied it.")], cwd=str(project))
     stand_in.append({"code": protocol.BAD_REQUEST})
-    out, _ = run_hook(project, "Stop", stop_payload(transcript, cwd=str(project)), env=env)
+    out = run_hook(project, "Stop", stop_payload(transcript, cwd=str(project)), env=env)
     assert out == {} and spool.pending(project) == []  # a refusal a retry cannot change
     stand_in[0] = {"code": protocol.UNAVAILABLE}  # the disk is full, the daemon stopping
-    out, _ = run_hook(project, "Stop", stop_payload(transcript, cwd=str(project)), env=env)
+    out = run_hook(project, "Stop", stop_payload(transcript, cwd=str(project)), env=env)
     assert out == {}
     files = wait_for(lambda: spool.pending(project), timeout=30)
     assert [spool.read(f)["args"]["event"] for f in files] == ["Stop"]
@@ -116,7 +116,8 @@ def test_the_drainer_retries_transient_failures_and_rejects_permanent_ones(
 
     outcome: list[BaseException] = [protocol.Unavailable("database or disk is full")]
 
-    def handle(provider: str, event: str, payload: dict, *, inject: bool) -> Future:
+    def handle(provider: str, event: str, payload: dict, *, inject: bool,
+               at: float | None = None) -> Future:
         future: Future = Future()
         future.set_exception(outcome[0])
         return future

@@ -46,14 +46,13 @@ def test_a_megabyte_prompt_and_the_next_prompt_are_both_answered(daemon: Path) -
     with Memory(project=daemon) as m:
         m.add("Gateway timeout retry attempts: 3, with exponential backoff.")
     big = megabyte_prompt()
-    out, _ = run_hook(daemon, "UserPromptSubmit", {"session_id": "big", "prompt": big})
+    out = run_hook(daemon, "UserPromptSubmit", {"session_id": "big", "prompt": big})
     assert "Gateway timeout retry attempts: 3" in out["hookSpecificOutput"]["additionalContext"]
-    out, _ = run_hook(daemon, "UserPromptSubmit", {
+    out = run_hook(daemon, "UserPromptSubmit", {
         "session_id": "next", "prompt": "What backoff does the gateway use for retries?"})
     assert "exponential backoff" in out["hookSpecificOutput"]["additionalContext"]
     assert spool.pending(daemon) == []  # both answered in time: nothing was spooled
-    prompts = [h for h in run_json(daemon, "list", "--include-hidden", "--limit", "50")["results"]
-               if h["kind"] == "prompt"]
+    prompts = run_json(daemon, "list", "--kind", "prompt", "--limit", "50")["results"]
     stored = {h["session_id"]: h["content"] for h in prompts}
     assert stored["big"].startswith("User prompt: How many retry attempts")
     assert len(stored["big"].encode()) <= 4000

@@ -46,6 +46,8 @@ def test_probing_never_makes_an_acquire_fail(tmp_path: Path) -> None:
         stop.touch()
         for probe in probes:
             probe.wait(30)
+            if probe.stdout is not None:
+                probe.stdout.close()
 
 
 def test_a_held_lock_is_seen_and_a_second_holder_refused(tmp_path: Path) -> None:
@@ -61,6 +63,7 @@ def test_a_held_lock_is_seen_and_a_second_holder_refused(tmp_path: Path) -> None
     assert not lock.is_held(target)
 
 
+@pytest.mark.slow
 def test_racing_autostarts_all_reach_the_one_daemon(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "proj"

@@ -460,8 +460,13 @@ def test_claim_cue_is_per_sentence() -> None:
         "which database did we previously use",
         "formerly used tools",
         "superseded decisions",
-        "History of the control surface",
-        "historical retry values",
+        "what changed in gateway retry attempts",
+        "which HTTP client was previously used by the gateway",
+        "what did we use before we switched to httpx",
+        "why did we switch the gateway to httpx",
+        "what did the gateway use before",
+        "how has the retry policy changed",
+        "the decision history of the cache",
     ],
 )
 def test_history_query_positive(query: str) -> None:
@@ -478,6 +483,15 @@ def test_history_query_positive(query: str) -> None:
         "the script is used to build the docs",
         "historically accurate storytelling",
         "how many retry attempts should we use for gateway timeouts",
+        # "history" or "used to" alone is no question about a change in the project
+        "History of the control surface",
+        "historical retry values",
+        "the history module",
+        "how is the history table pruned",
+        "what is the script used to build",
+        "which library is used to parse the config",
+        "we used to think this was slow",
+        "run the linter before we commit",
     ],
 )
 def test_history_query_negative(query: str) -> None:
@@ -489,6 +503,11 @@ def test_strip_history_phrases() -> None:
         "about who owns the control surface"
     )
     assert strip_history_phrases("who owns valve control now") == "who owns valve control now"
+    # What the phrase names stays: only its past-tense scaffolding goes.
+    assert strip_history_phrases("previous owner of billing") == "owner of billing"
+    assert strip_history_phrases("how has the retry policy changed") == "retry policy"
+    assert strip_history_phrases("what changed in gateway retry attempts") == (
+        "in gateway retry attempts")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -124,15 +124,30 @@ def test_date_tie_cue_bearing_claim_wins_whatever_the_ids() -> None:
     assert statuses(rels, "z-postgres::c1", "a-mongo::c1") == ["superseded", "current"]
 
 
-def test_same_record_neighbours_are_skipped() -> None:
+def test_two_values_in_one_record_conflict_until_a_newer_record_settles_them() -> None:
     a1 = ref("a", "retry_limit: 3", JAN, kind="memory")
     a2 = ClaimRef("a::c2", "a", "project", "retry_limit", "value", "4", JAN, "memory",
                   order_key=(JAN, "a", 2))
+    rels = relate_chain([a1, a2])
+    assert kinds(rels) == [(CONFLICTS_WITH, "a::c2", "a::c1", 0.75, "canonical_claim_conflict")]
+    assert statuses(rels, "a::c1", "a::c2") == ["conflicted", "conflicted"]
     b = ref("b", "retry_limit: 5", FEB, kind="memory")
     rels = relate_chain([a1, a2, b])
-    assert {(r.source_claim, r.target_claim) for r in rels} == {("b::c1", "a::c2"),
-                                                                 ("b::c1", "a::c1")}
+    # The neighbour from another record is still b's first comparison.
+    assert {(r.source_claim, r.target_claim) for r in rels} == {
+        ("a::c2", "a::c1"), ("b::c1", "a::c2"), ("b::c1", "a::c1")}
     assert statuses(rels, "a::c1", "a::c2", "b::c1") == ["superseded", "superseded", "current"]
+
+
+def test_newer_means_a_later_creation_when_effective_times_tie() -> None:
+    """Two notes effective at the same moment (a valid time given to both): the one the store
+    stamped later is newer; stamped alike, neither is, and they conflict."""
+    a = ref("a", "Artifact bucket is s3://alpha.", JAN, kind="memory")
+    b = ref("b", "Artifact bucket is s3://beta.", JAN, kind="memory")
+    later = ClaimRef(**{**b.__dict__, "order_key": (JAN + 0.001, "b", 1)})
+    assert kinds(relate_chain([a, later])) == [
+        (SUPERSEDES, "b::c1", "a::c1", 0.90, "newer_same_kind")]
+    assert statuses(relate_chain([a, b]), "a::c1", "b::c1") == ["conflicted", "conflicted"]
 
 
 def test_supersession_is_transitive_over_confirmations() -> None:

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 from lintaid.capture import transcript
@@ -168,9 +167,8 @@ def test_giant_final_line_is_read(tmp_path: Path) -> None:
         ("assistant", [thinking("hmm"), text(big)]),
     ])
     assert path.stat().st_size > 96 * 1024
-    start = time.perf_counter()
-    messages = read_messages(path)
-    assert time.perf_counter() - start < 0.5
+    messages, seen = parsed_bytes(path)
+    assert seen >= path.stat().st_size  # the window grew until it held the whole exchange
     ex = summarize(messages, None)
     assert ex.request == "summarise the log"
     assert ex.result.startswith("xxx") and len(ex.result.encode()) <= MAX_FIELD_BYTES
@@ -189,16 +187,26 @@ def test_line_bigger_than_the_window_is_skipped(tmp_path: Path) -> None:
     assert len(read_messages(path)) == 4
 
 
-def test_large_file_reads_only_the_tail_quickly(tmp_path: Path) -> None:
+def parsed_bytes(path: Path) -> tuple[list[transcript.Message], int]:
+    """Read ``path`` and count the bytes of the lines handed to the parser: what was read."""
+    seen = 0
+
+    def counting(line: bytes) -> transcript.Message | None:
+        nonlocal seen
+        seen += len(line) + 1
+        return parse_line(line)
+
+    return transcript.read_messages(path, counting), seen
+
+
+def test_large_file_reads_only_the_tail(tmp_path: Path) -> None:
     filler = [("user", f"question {i} " + "lorem ipsum " * 40) for i in range(9000)]
     turns = [t for q in filler for t in (q, ("assistant", "ok " * 60))]
     path = write_transcript(tmp_path / "big.jsonl", [*turns, ("user", "last question"),
                                                      ("assistant", "last answer")])
     assert path.stat().st_size > 4 * 1024 * 1024
-    start = time.perf_counter()
-    messages = read_messages(path)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 0.5
+    messages, seen = parsed_bytes(path)
+    assert seen <= transcript.INITIAL_TAIL_BYTES + 1  # the first window held the exchange
     assert messages[-1].text == "last answer"
     assert len(messages) < 200  # the 64 KiB tail, not the whole file
     ex = summarize(messages, None)
@@ -213,10 +221,9 @@ def test_large_file_without_an_exchange_stops_at_max_bytes(tmp_path: Path) -> No
     with path.open("a") as handle:
         handle.write(noise * 12000)  # about 6 MiB of entries that are not messages
     assert path.stat().st_size > 5 * 1024 * 1024
-    start = time.perf_counter()
-    messages = read_messages(path)
-    assert time.perf_counter() - start < 1.0
+    messages, seen = parsed_bytes(path)
     assert messages == []  # the exchange lies beyond the 4 MiB limit
+    assert seen <= transcript.MAX_TAIL_BYTES + len(noise)  # and nothing before it was read
 
 
 def test_a_fifo_or_device_as_transcript_yields_nothing_and_never_blocks(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from lintaid.workspace import watcher as watcher_module
 from tests.workspace_harness import running_workspace, write
 
 LIMIT = Path("/proc/sys/fs/inotify/max_user_watches")
@@ -46,7 +47,9 @@ def _limit_enforced() -> bool:
         os.close(fd)
 
 
-def test_watch_limit_falls_back_to_polling(tmp_path: Path, tiny_watch_limit: None) -> None:
+def test_watch_limit_falls_back_to_polling(tmp_path: Path, tiny_watch_limit: None,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(watcher_module, "POLL_INTERVAL_S", 0.1)  # poll often: a shorter test
     root = tmp_path / "tree"
     for n in range(20):
         write(root / f"pkg{n}" / "mod.py", f"NAME = 'module {n}'\n")

@@ -10,6 +10,7 @@ import pytest
 import structlog
 
 from lintaid.store.workspace import WorkspaceStore
+from lintaid.workspace import watcher as watcher_module
 from lintaid_client import paths
 from tests.workspace_harness import age, running_workspace, wait_for, write
 
@@ -151,6 +152,7 @@ def test_changed_since(root: Path) -> None:
 
 def test_forced_polling_mode(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LINTAID_WATCHER", "polling")
+    monkeypatch.setattr(watcher_module, "POLL_INTERVAL_S", 0.1)  # poll often: a shorter test
     with running_workspace(root) as run:
         assert run.ws.status()["watcher_mode"] == "polling"
         write(root / "polled.md", "# Polled\n\nmaplewood\n")
@@ -160,7 +162,7 @@ def test_forced_polling_mode(root: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_dead_observer_is_restarted(root: Path) -> None:
-    with running_workspace(root) as run:
+    with running_workspace(root, supervise_every=0.1) as run:
         watcher = run.ws.watcher
         old = watcher._observer
         assert old is not None
@@ -174,7 +176,7 @@ def test_dead_observer_is_restarted(root: Path) -> None:
 # The worker thread dies of an exception on purpose here; pytest reports that as a warning.
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_dead_worker_is_restarted(root: Path) -> None:
-    with running_workspace(root) as run:
+    with running_workspace(root, supervise_every=0.1) as run:
         watcher = run.ws.watcher
         real = watcher.on_batch
         fired: list[bool] = []

@@ -65,11 +65,16 @@ class Running:
 
 
 @contextmanager
-def running_workspace(root: Path, *, ready_timeout: float = 60.0) -> Iterator[Running]:
+def running_workspace(root: Path, *, ready_timeout: float = 60.0,
+                      supervise_every: float | None = None) -> Iterator[Running]:
+    """``supervise_every``: how often the watcher checks its threads (tests that kill one
+    need not wait the production interval for the restart)."""
     store = MemoryStore(root)
     writer = Writer(store)
     writer.start()
     ws = Workspace(root, submit=writer.submit)
+    if supervise_every is not None:
+        ws.watcher.supervise_every = supervise_every
     writer.add_flusher(ws.flush)
     ws.start()
     try:

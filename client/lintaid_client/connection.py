@@ -76,7 +76,13 @@ class Connection:
         data = protocol.pack(message)
         if len(data) > protocol.MAX_MESSAGE_BYTES:
             raise protocol.BadRequest("request larger than 8 MiB", protocol.TOO_LARGE)
-        sock.send(data, zmq.NOBLOCK)
+        try:
+            sock.send(data, zmq.NOBLOCK)
+        except zmq.Again:
+            # The daemon went away between the poll and the send: nothing was queued.
+            self.reset()
+            raise protocol.DaemonUnavailable(
+                f"the lintaid daemon at {self.endpoint} went away") from None
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not sock.poll(int(remaining * 1000) + 1, zmq.POLLIN):

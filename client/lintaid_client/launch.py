@@ -32,9 +32,12 @@ def spawn_daemon(root: Path) -> subprocess.Popen[bytes]:
     except OSError:
         pass  # a read-only or full disk: the log may still say why
     try:
+        # Its log has a file of its own (rotated); stderr is kept for why a start failed.
+        env = {**os.environ, "LINTAID_LOG_STDERR": "0"}
+        env.pop("NOTIFY_SOCKET", None)  # never answer for a service manager we were not
         return subprocess.Popen(
             daemon_command(root), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=err_fd, start_new_session=True, close_fds=True, cwd=str(root))
+            stderr=err_fd, start_new_session=True, close_fds=True, cwd=str(root), env=env)
     finally:
         if err_fd != subprocess.DEVNULL:
             os.close(err_fd)

@@ -101,8 +101,27 @@ def socket_dir() -> str:
                           f"{fallback} cannot be used either")
 
 
+ENDPOINT_FILE = "daemon.endpoint"
+
+
 def endpoint(root: str) -> str:
-    """The ``ipc://`` endpoint of the project's daemon: short, private, stable per root."""
+    """Where the project's daemon listens, as it said when it bound (``daemon.endpoint``).
+
+    The file matters because the computed place depends on the environment (XDG_RUNTIME_DIR,
+    TMPDIR), and agents start some shims (MCP servers) with only a few variables: every
+    process of the project must reach the one daemon. Without the file: ``socket_endpoint``.
+    """
+    try:
+        with open(os.path.join(root, STATE_DIR_NAME, ENDPOINT_FILE), encoding="utf-8") as fh:
+            said = fh.read(4096).strip()
+    except (OSError, UnicodeDecodeError):
+        said = ""
+    return said if said.startswith("ipc://") else socket_endpoint(root)
+
+
+def socket_endpoint(root: str) -> str:
+    """The ``ipc://`` endpoint a daemon binds for ``root``: short, private, stable per root
+    (in this environment)."""
     name = f"{project_key(root)}.sock"
     path = os.path.join(socket_dir(), name)
     if len(path) > IPC_PATH_MAX:

@@ -44,10 +44,12 @@ class SearchLine:
     status: str
     historical: bool
     store: str
+    kind: str
     score: float
     summary: str
     location: str | None
     superseded_by: str | None
+    client: str | None  # the agent client that captured it
 
 
 @dataclass
@@ -61,9 +63,11 @@ class SearchLines:
 class MemoryLine:
     id: str
     status: str
+    kind: str
     summary: str
     source: str | None
     created_at: float | None
+    client: str | None
 
 
 @dataclass
@@ -132,9 +136,9 @@ def _search(raw: Any, args: dict[str, Any], root: Path) -> SearchLines:
     return SearchLines(
         results=[SearchLine(
             id=h.id, status=h.status or CURRENT, historical=bool(h.historical), store=h.store,
-            score=round(float(h.score or 0.0), 4), summary=one_line(h.content),
+            kind=h.kind, score=round(float(h.score or 0.0), 4), summary=one_line(h.content),
             location=h.location() if h.store == WORKSPACE and h.path else None,
-            superseded_by=h.superseded_by) for h in hits],
+            superseded_by=h.superseded_by, client=h.client) for h in hits],
         hidden=int(raw.get("hidden") or 0), history=bool(raw.get("history")))
 
 
@@ -144,8 +148,9 @@ def _get(raw: Any, args: dict[str, Any], root: Path) -> Hit:
 
 def _list(raw: Any, args: dict[str, Any], root: Path) -> MemoryLines:
     hits = [Hit.from_dict(h) for h in raw.get("results") or []]
-    lines = [MemoryLine(id=h.id, status=h.status or CURRENT, summary=one_line(h.content),
-                        source=h.source, created_at=h.created_at) for h in hits]
+    lines = [MemoryLine(id=h.id, status=h.status or CURRENT, kind=h.kind,
+                        summary=one_line(h.content), source=h.source,
+                        created_at=h.created_at, client=h.client) for h in hits]
     return MemoryLines(results=lines, count=len(lines))
 
 

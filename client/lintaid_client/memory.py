@@ -32,7 +32,7 @@ from .models import Hit, SearchResult
 
 __all__ = ["Memory", "to_epoch"]
 
-SEARCH_FILTER_KEYS = frozenset({"store", "user_id", "history", "as_of"})
+SEARCH_FILTER_KEYS = frozenset({"store", "user_id", "history", "as_of", "client", "kind"})
 
 TimeLike = float | int | str | _dt.datetime | _dt.date
 
@@ -269,13 +269,18 @@ class Memory:
         history: bool = False,
         as_of: TimeLike | None = None,
         store: str = "all",
+        client: str | None = None,
+        kind: str | None = None,
     ) -> SearchResult:
         """Search the current state: ``result.results`` (typed hits, best first),
         ``result.hidden`` (matching records the policy kept out: superseded, expired) and
         ``result.history``. ``history=True`` or an ``as_of`` time also returns superseded
-        records, marked ``historical``. ``filters`` may hold ``store``, ``user_id``,
-        ``history`` and ``as_of`` (as the keyword arguments; a conflicting pair is an error,
-        as is any other key). ``result["results"]`` works as in mem0."""
+        records, marked ``historical``. ``client`` keeps only what that agent client
+        captured (``"codex"``). ``kind`` keeps memory records of one kind (``capture``,
+        ``note``, ``prompt``; ``all`` for every kind): prompts are searched only when asked
+        for. ``filters`` may hold ``store``, ``user_id``, ``history``, ``as_of``, ``client``
+        and ``kind`` (as the keyword arguments; a conflicting pair is an error, as is any
+        other key). ``result["results"]`` works as in mem0."""
         if not isinstance(query, str):
             raise TypeError("query must be a string")
         if filters:
@@ -291,6 +296,8 @@ class Memory:
             user_id = _merge("user_id", user_id, None, filters)
             history = _merge("history", history, False, filters)
             as_of = _merge("as_of", as_of, None, filters)
+            client = _merge("client", client, None, filters)
+            kind = _merge("kind", kind, None, filters)
         result = self._call("search", {
             "query": query,
             "user_id": self._user(user_id),
@@ -298,6 +305,8 @@ class Memory:
             "history": history,
             "as_of": to_epoch(as_of, name="as_of"),
             "store": store,
+            "client": client,
+            "kind": kind,
         })
         return SearchResult.from_dict(result)
 
@@ -308,10 +317,13 @@ class Memory:
                                                 "user_id": self._user(user_id)}))
 
     def get_all(self, user_id: str | None = None, limit: int | None = None, *,
-                offset: int = 0) -> dict[str, Any]:
-        """The user's visible records, newest first: ``{"results": [hit, ...]}``."""
+                offset: int = 0, client: str | None = None,
+                kind: str | None = None) -> dict[str, Any]:
+        """The user's visible records, newest first: ``{"results": [hit, ...]}``; only
+        ``client``'s captures when given; prompts only with ``kind="prompt"`` (or
+        ``"all"``)."""
         result = self._call("list", {"user_id": self._user(user_id), "limit": limit,
-                                     "offset": offset})
+                                     "offset": offset, "client": client, "kind": kind})
         return {"results": [Hit.from_dict(h) for h in result.get("results", [])]}
 
     def update(self, memory_id: str, data: str, user_id: str | None = None, *,

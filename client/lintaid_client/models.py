@@ -33,6 +33,18 @@ VISIBLE: Final = frozenset({CURRENT, PARTLY_SUPERSEDED, CONFLICTED})
 MEMORY: Final = "memory"
 WORKSPACE: Final = "workspace"
 
+# -- record kinds ----------------------------------------------------------------------------
+CAPTURE: Final = "capture"
+"""A finished agent turn, or what a compaction kept, captured by a hook."""
+NOTE: Final = "note"
+"""A memory added on purpose (CLI, MCP, the Python client)."""
+PROMPT: Final = "prompt"
+"""A prompt the person submitted: kept and searchable with ``kind=prompt``, but never a
+belief: no claims, never injected, not counted among records, left out of lists and
+searches that do not ask for it."""
+KINDS: Final = (CAPTURE, NOTE, PROMPT)
+ALL_KINDS: Final = "all"
+
 T = TypeVar("T", bound="_Model")
 
 
@@ -96,7 +108,7 @@ class Hit(_Model, Mapping[str, Any]):
     content: str
     status: str = CURRENT
     store: str = MEMORY
-    kind: str = "note"  # capture | note | prompt | file
+    kind: str = NOTE  # KINDS, or "file" for a workspace chunk
     historical: bool = False  # shown only because the query asked about the past
     score: float = 0.0
     confidence: float = 1.0
@@ -109,6 +121,7 @@ class Hit(_Model, Mapping[str, Any]):
     source: str | None = None
     client: str | None = None
     session_id: str | None = None
+    turn_id: str | None = None  # a captured turn's identity within its session
     event: str | None = None
     doc_type: str | None = None
     user_id: str | None = None
@@ -173,6 +186,68 @@ class Hit(_Model, Mapping[str, Any]):
 
 
 _HIT_FIELDS: Final = tuple(f.name for f in dataclasses.fields(Hit))
+
+
+@dataclass
+class Statement(_Model):
+    """One claim as the project's state shows it, with where it comes from: a memory record
+    (``record_id``) or a decision document (``path`` and ``line``)."""
+
+    claim_id: str
+    record_id: str
+    subject: str
+    predicate: str
+    value: str
+    evidence: str
+    status: str = CURRENT
+    store: str = MEMORY
+    created_at: float | None = None
+    source: str | None = None
+    session_id: str | None = None
+    path: str | None = None
+    line: int | None = None
+
+    def location(self) -> str:
+        """``path:line`` for a document, the record id for a memory."""
+        if self.path:
+            return f"{self.path}:{self.line}" if self.line else self.path
+        return self.record_id
+
+
+@dataclass
+class Change(_Model):
+    """A statement retired since a time (``old``) and the one that retired it (``new``)."""
+
+    old: Statement
+    new: Statement
+
+
+@dataclass
+class Conflict(_Model):
+    """Two statements that disagree, both still marked conflicted: ``a`` the newer."""
+
+    a: Statement
+    b: Statement
+
+
+@dataclass
+class ProjectState:
+    """What SessionStart brings: current decisions, what changed since ``since``, what is
+    unresolved, and the newest notes and outcomes. Built in the daemon, read by the
+    renderer; not sent over the protocol."""
+
+    decisions: list[Statement] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+    notes: list[Hit] = field(default_factory=list)
+    outcomes: list[Hit] = field(default_factory=list)
+    since: float | None = None
+    session_decisions: list[Statement] = field(default_factory=list)
+    session_outcomes: list[Hit] = field(default_factory=list)
+
+    def empty(self) -> bool:
+        return not any((self.decisions, self.changes, self.conflicts, self.notes,
+                        self.outcomes, self.session_decisions, self.session_outcomes))
 
 
 @dataclass

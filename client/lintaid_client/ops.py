@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .models import ALL_KINDS, KINDS
 from .protocol import MAX_DEPTH, TOO_LARGE, BadRequest
 
 READ: Final = "read"
@@ -29,6 +31,7 @@ TIME: Final = "time"
 CHOICE: Final = "choice"
 MAP: Final = "map"
 LIST: Final = "list"
+DURATION: Final = "duration"
 
 MIN_TIME: Final = 0.0
 MAX_TIME: Final = 253402300799.0  # 9999-12-31T23:59:59Z
@@ -43,7 +46,10 @@ MAX_LIST: Final = 1000
 MAX_PATH_BYTES: Final = 4096
 BACKUPS_KEPT: Final = 5
 STORES: Final = ("memory", "workspace", "all")
+KIND_CHOICES: Final = (*KINDS, ALL_KINDS)
 TIME_HELP: Final = "ISO 8601, UTC unless it names a zone, or epoch seconds"
+MAX_DURATION_S: Final = 366 * 86400
+DURATION_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,8 @@ ID = Arg("id", STR, "a memory id (from search or list)", required=True, cli="ARG
          max_bytes=MAX_ID_BYTES)
 METADATA = Arg("metadata", MAP, "extra fields kept with the memory (secrets are redacted)",
                mcp=False)
+CLIENT = Arg("client", STR, "only memories captured by this agent client (its name as in "
+             "`lintaid install NAME`)", max_bytes=64)
 
 
 def _add_item_args() -> tuple[Arg, ...]:
@@ -153,6 +161,10 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("as_of", TIME, f"what was believed at that time ({TIME_HELP})"),
         Arg("store", CHOICE, "memory records, project files, or both", default="all",
             choices=STORES),
+        CLIENT,
+        Arg("kind", CHOICE, "only memory records of this kind (project files are left out); "
+            "prompts are searched only when asked for: 'prompt', or 'all' for every kind",
+            choices=KIND_CHOICES),
         USER,
     ), tool="search"),
     Op("get", READ, "One memory in full: text, status, claims, relations and provenance.",
@@ -163,6 +175,9 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("offset", INT, "skip this many", default=0, lo=0, hi=10**9, mcp=False),
         Arg("include_hidden", BOOL, "include superseded and expired ones", default=False,
             mcp=False),
+        CLIENT,
+        Arg("kind", CHOICE, "only records of this kind; prompts are listed only when asked "
+            "for: 'prompt', or 'all' for every kind", choices=KIND_CHOICES),
         USER,
     ), tool="list_memories"),
     Op("update", WRITE, "Replace a memory's text (its claims are derived again).", (
@@ -201,6 +216,17 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
             f"backup in .lint-ai/backups/, the newest {BACKUPS_KEPT} kept)",
             max_bytes=MAX_PATH_BYTES, cli="--to"),
     )),
+    Op("pause", WRITE, "Pause capture and injection: hooks still answer at once, with "
+       "nothing. Held by the daemon (a restart keeps it) until it runs out or resume.", (
+        Arg("duration", DURATION, "how long (90s, 30m, 2h, 1d, 1h30m); default: until "
+            "resumed", cli="--for"),
+        Arg("session_id", STR, "pause only this agent session", cli="--session",
+            max_bytes=MAX_ID_BYTES),
+    )),
+    Op("resume", WRITE, "Resume capture and injection: everywhere, or for one session.", (
+        Arg("session_id", STR, "resume only this agent session", cli="--session",
+            max_bytes=MAX_ID_BYTES),
+    )),
 )}
 
 
@@ -235,6 +261,33 @@ def parse_time(value: Any, name: str = "time") -> float:
     if not math.isfinite(seconds) or not MIN_TIME <= seconds <= MAX_TIME:
         raise ValueError(f"{name} must be a time between 1970 and 9999")
     return seconds
+
+
+def parse_duration(value: Any, name: str = "duration") -> float:
+    """Seconds from ``90s``, ``30m``, ``2h``, ``1d``, ``1w`` or a sum of them (``1h30m``);
+    a bare number is seconds. Between one second and a year."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"'{name}' must be a length of time such as 30m, 2h or 1d")
+    if isinstance(value, str):
+        text = value.strip().lower().replace(" ", "")
+        if _NUMBER.fullmatch(text):
+            seconds = float(text)
+        elif _DURATION.fullmatch(text):
+            seconds = sum(float(n) * DURATION_UNITS[u] for n, u in _PART.findall(text))
+        else:
+            raise ValueError(f"'{name}' must be a length of time such as 90s, 30m, 2h, 1d "
+                             f"or 1h30m, not {value!r}")
+    else:
+        seconds = float(value)
+    if not math.isfinite(seconds) or not 1 <= seconds <= MAX_DURATION_S:
+        raise ValueError(f"'{name}' must be between 1 second and "
+                         f"{MAX_DURATION_S // 86400} days")
+    return seconds
+
+
+_NUMBER: Final = re.compile(r"\d+(?:\.\d+)?")
+_PART: Final = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
+_DURATION: Final = re.compile(r"(?:\d+(?:\.\d+)?[smhdw])+")
 
 
 def _check_utf8(arg: Arg, text: str) -> bytes:
@@ -297,6 +350,11 @@ def check(arg: Arg, value: Any) -> Any:
     if kind == TIME:
         try:
             return parse_time(value, arg.name)
+        except ValueError as err:
+            raise BadRequest(str(err), arg=arg.name) from None
+    if kind == DURATION:
+        try:
+            return parse_duration(value, arg.name)
         except ValueError as err:
             raise BadRequest(str(err), arg=arg.name) from None
     if kind == MAP:
@@ -420,7 +478,7 @@ def tool_schema(spec: Op) -> dict[str, Any]:
                 schema["maximum"] = arg.hi
         elif arg.type == BOOL:
             schema = {"type": "boolean"}
-        elif arg.type == TIME:
+        elif arg.type in (TIME, DURATION):
             schema = {"type": ["string", "number"]}
         elif arg.type == MAP:
             schema = {"type": "object"}
@@ -438,5 +496,6 @@ def tool_schema(spec: Op) -> dict[str, Any]:
     return out
 
 
-__all__ = ["OPS", "Arg", "Op", "check", "parse_time", "tool_schema", "validate",
+__all__ = ["OPS", "Arg", "Op", "check", "parse_duration", "parse_time", "tool_schema",
+           "validate",
            "validate_item", "validate_tool", "MAX_DEPTH"]

@@ -54,6 +54,11 @@ def lock_path(root: Path) -> Path:
     return state_dir(root) / "daemon.lock"
 
 
+def pause_path(root: Path) -> Path:
+    """Where the daemon keeps a pause (``lintaid pause``), so a restart keeps it."""
+    return state_dir(root) / "pause.json"
+
+
 def spool_dir(root: Path) -> Path:
     return state_dir(root) / "spool"
 
@@ -92,5 +97,14 @@ def project_key(root: Path) -> str:
 
 
 def endpoint(root: Path) -> str:
-    """The ``ipc://`` endpoint for the project: short, private, stable per root."""
+    """Where the project's daemon listens (see ``locate.endpoint``)."""
     return locate.endpoint(str(root))
+
+
+def socket_endpoint(root: Path) -> str:
+    """The endpoint a daemon binds for the project (see ``locate.socket_endpoint``)."""
+    return locate.socket_endpoint(str(root))
+
+
+def endpoint_file(root: Path) -> Path:
+    return state_dir(root) / locate.ENDPOINT_FILE

@@ -6,6 +6,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from lintaid_client import models
+
 from .transcript import MAX_FIELD_BYTES, cap_bytes
 
 LOCAL_USER: Final = "local"
@@ -31,13 +33,13 @@ class NewRecord:
     """A record about to be written. ``record_id`` derives from content and provenance."""
 
     content: str
-    kind: str  # "capture" | "prompt" | "note"
+    kind: str  # models.KINDS: "capture" | "note" | "prompt"
     source: str  # "claude-code://<session>/<doc_type>", "cli", "api", "mcp", ...
     user_id: str = LOCAL_USER
     provider: str | None = None
     session_id: str | None = None
     event: str | None = None
-    doc_type: str | None = None  # checkpoint | outcome | session-summary | prompt | note
+    doc_type: str | None = None  # outcome (a turn) | checkpoint | prompt | None (a note)
     cwd: str | None = None
     branch: str | None = None
     revision: str | None = None
@@ -52,22 +54,26 @@ class NewRecord:
     expires_at: float | None = None
     supersedes: str | None = None
     explicit_id: str | None = None
+    turn_id: str | None = None  # a captured turn's identity in its session (``turn_key``)
+    request_hash: str | None = None  # content_fingerprint of the turn's request
+    catch_up: bool = False
+    """Store it only if its session holds no turn with the same request: a compaction or a
+    session end re-reads the last turn, which its Stop has usually captured already."""
 
     @property
     def record_id(self) -> str:
+        """From content and provenance; a turn's from its session and turn identity, so every
+        event that sees the same turn (Stop, PreCompact, SessionEnd, a replay) gives one id."""
         if self.explicit_id:
             return self.explicit_id
-        basis = "\x1f".join(
-            [
-                normalize_user(self.user_id),
-                self.kind,
-                self.source,
-                self.session_id or "",
-                self.doc_type or "",
-                content_fingerprint(self.content),
-            ]
-        )
-        return "m" + hashlib.sha256(basis.encode()).hexdigest()[:23]
+        if self.turn_id:
+            parts = [normalize_user(self.user_id), self.kind, self.provider or "",
+                     self.session_id or "", "turn", self.turn_id]
+        else:  # the basis every earlier version used: the same record keeps its id
+            parts = [normalize_user(self.user_id), self.kind, self.source,
+                     self.session_id or "", self.doc_type or "",
+                     content_fingerprint(self.content)]
+        return "m" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:23]
 
 
 # -- the record format of hook events --------------------------------------------------------
@@ -75,6 +81,8 @@ MAX_PROMPT_BYTES: Final = 4000
 # Lines a capture is made of; the policy reads the labels as context, not as claims.
 REQUEST, RESULT, SUMMARY, PATHS, TOOLS = (
     "Request", "Result", "Compact summary", "Affected paths", "Tools used")
+# Document types of hook records: a finished turn, what a compaction kept, a prompt.
+TURN, CHECKPOINT, PROMPT = "outcome", "checkpoint", "prompt"
 
 
 def prompt_record(*, client: str, session_id: str | None, event: str, prompt: str,
@@ -87,35 +95,54 @@ def prompt_record(*, client: str, session_id: str | None, event: str, prompt: st
         return None
     return NewRecord(
         content=cap_bytes("User prompt: " + "\n".join(lines).strip(), MAX_PROMPT_BYTES),
-        kind="prompt", source=f"{client}://{session_id or 'unknown'}/prompt", provider=client,
-        session_id=session_id, event=event, doc_type="prompt", cwd=cwd, branch=branch,
+        kind=models.PROMPT, source=f"{client}://{session_id or 'unknown'}/{PROMPT}",
+        provider=client, session_id=session_id, event=event, doc_type=PROMPT, cwd=cwd, branch=branch,
         revision=revision, metadata=metadata, created_at=created_at,
     )
 
 
-def capture_record(*, client: str, session_id: str | None, event: str, doc_type: str,
-                   request: str, result: str, summary: str, paths: list[str],
-                   tools: list[str], cwd: str | None, branch: str | None,
-                   revision: str | None, metadata: dict[str, Any],
-                   created_at: float | None = None) -> NewRecord | None:
-    """The record of a finished turn, compaction or session (fields already redacted)."""
-    if not (request or result or summary):
+def turn_record(*, client: str, session_id: str | None, event: str, turn_id: str,
+                request: str, result: str, paths: list[str], tools: list[str],
+                cwd: str | None, branch: str | None, revision: str | None,
+                metadata: dict[str, Any], created_at: float | None = None,
+                catch_up: bool = False) -> NewRecord | None:
+    """The record of one finished agent turn (fields already redacted), or None if empty.
+
+    Its id derives from the session and ``turn_id``: the Stop that captures the turn and a
+    later PreCompact or SessionEnd that reads the same turn again give the same record.
+    """
+    if not (request or result):
         return None
     lines = []
     if request:
         lines.append(f"{REQUEST}: {request}")
     if result:
         lines.append(f"{RESULT}: {result}")
-    if summary:
-        lines.append(f"{SUMMARY}: {summary}")
     if paths:
         lines.append(f"{PATHS}: " + cap_bytes(", ".join(paths), MAX_FIELD_BYTES))
     if tools:
         lines.append(f"{TOOLS}: " + cap_bytes(", ".join(tools), MAX_FIELD_BYTES))
     return NewRecord(
         content="\n".join(lines), kind="capture",
-        source=f"{client}://{session_id or 'unknown'}/{doc_type}", provider=client,
-        session_id=session_id, event=event, doc_type=doc_type, cwd=cwd, branch=branch,
+        source=f"{client}://{session_id or 'unknown'}/{TURN}", provider=client,
+        session_id=session_id, event=event, doc_type=TURN, cwd=cwd, branch=branch,
         revision=revision, paths=list(paths), tools=list(tools), metadata=metadata,
-        created_at=created_at,
+        created_at=created_at, turn_id=turn_id or None,
+        request_hash=content_fingerprint(request) if request else None, catch_up=catch_up,
+    )
+
+
+def checkpoint_record(*, client: str, session_id: str | None, event: str, summary: str,
+                      cwd: str | None, branch: str | None, revision: str | None,
+                      metadata: dict[str, Any],
+                      created_at: float | None = None) -> NewRecord | None:
+    """The record of what a compaction kept (the client's summary, already redacted): the
+    turns it compacted are captured on their own."""
+    if not summary:
+        return None
+    return NewRecord(
+        content=f"{SUMMARY}: {summary}", kind="capture",
+        source=f"{client}://{session_id or 'unknown'}/{CHECKPOINT}", provider=client,
+        session_id=session_id, event=event, doc_type=CHECKPOINT, cwd=cwd, branch=branch,
+        revision=revision, metadata=metadata, created_at=created_at,
     )

@@ -9,6 +9,7 @@ releases, so a parser skips anything it does not know. Everything returned has b
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Callable
@@ -32,6 +33,7 @@ class Message:
     paths: list[str] = field(default_factory=list)
     timestamp: str | None = None
     message_id: str | None = None
+    request_id: str | None = None  # a user line's own id, where the client has one
     is_request: bool = True  # a user line the person wrote (not a harness notice)
     is_result: bool = True  # an assistant line that says something (not tool narration)
 
@@ -48,6 +50,22 @@ class Exchange:
     tools: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     summary: str = ""  # what the client itself summarised (a compaction), redacted
+    turn_id: str = ""  # the turn's identity in its session (``turn_key``); "" when empty
+
+
+def turn_key(request: str, *, request_id: str | None = None, timestamp: str | None = None,
+             result: str = "") -> str:
+    """A turn's identity within its session: the request's own id where the client has one,
+    its timestamp, and its (redacted, compacted) text; the result only when there is no
+    request at all. Every event that reads the same turn from the same transcript gets the
+    same key, so a turn is stored once however many events see it."""
+    parts = [request_id or "", timestamp or "", request]
+    if not any(parts):
+        parts.append(result)
+    if not any(parts):
+        return ""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:20]
 
 
 def read_messages(path: str | os.PathLike[str], parse_line: LineParser,
@@ -144,10 +162,12 @@ def summarize(messages: list[Message], last_assistant_message: str | None = None
     """
     start = 0
     request = ""
+    asked: Message | None = None
     for index in range(len(messages) - 1, -1, -1):
         msg = messages[index]
         if msg.role == "user" and _is_request(msg):
             request = msg.text
+            asked = msg
             start = index + 1
             break
     since = messages[start:]
@@ -163,11 +183,15 @@ def summarize(messages: list[Message], last_assistant_message: str | None = None
 
     tools = _unique(tool for msg in since for tool in msg.tools)
     paths = _unique(path for msg in since for path in msg.paths)
+    request_text = compact(redact(request))
+    result_text = compact(redact(result))
     return Exchange(
-        request=compact(redact(request)),
-        result=compact(redact(result)),
+        request=request_text,
+        result=result_text,
         tools=[redact(t) for t in tools],
         paths=[redact(p) for p in paths],
+        turn_id=turn_key(request_text, request_id=asked.request_id if asked else None,
+                         timestamp=asked.timestamp if asked else None, result=result_text),
     )
 
 

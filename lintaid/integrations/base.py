@@ -15,19 +15,24 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Final, Literal
 
 from lintaid.capture.transcript import Exchange
 
 Scope = Literal["project", "user"]
+CAPTURE_TURN: Final = "outcome"
+CAPTURE_COMPACTION: Final = "checkpoint"
+CAPTURE_SESSION: Final = "session-summary"
 
 
 @dataclass(frozen=True)
 class HookEvent:
     """One hook event as lintaid needs it, whatever client sent it.
 
-    ``inject``: the client reads context back from this event. ``capture``: the kind of
-    record this event closes (``outcome``, ``checkpoint``, ``session-summary``), or None.
+    ``inject``: the client reads context back from this event. ``capture``: what this event
+    closes, or None: a turn (``outcome``: the turn is captured), a compaction (``checkpoint``)
+    or the session (``session-summary``); the last two add the client's summary, if any, and
+    the last turn only when no capture of the session holds it yet.
     ``prompt``: the person's prompt, when the event carries one. ``session_start``: the
     event opens (or resumes, clears, compacts) a session; ``source`` says which.
     """
@@ -58,12 +63,14 @@ class Commands:
 
 @dataclass
 class Check:
-    """One ``doctor`` finding: ``ok`` or not, what was seen, and how to fix it."""
+    """One ``doctor`` finding: ``ok`` or not, what was seen, and how to fix it. ``warn``: it
+    works, but a person may want to act (``fix`` says how); it does not fail ``doctor``."""
 
     name: str
     ok: bool
     detail: str = ""
     fix: str = ""
+    warn: bool = False
 
 
 @dataclass
@@ -122,6 +129,12 @@ class AgentClient(ABC):
     @abstractmethod
     def installed(self, root: Path) -> list[str]:
         """The configuration files (project's and user's) that hold lintaid's hooks."""
+
+    @abstractmethod
+    def config_files(self, root: Path) -> list[Path]:
+        """Files and folders (absolute) holding this client's configuration, lintaid's
+        entries in it (and their backups), and the client's transcripts: the workspace never
+        indexes those inside the project. A folder stands for everything under it."""
 
     def doctor(self, root: Path) -> list[Check]:
         """Checks of this client's configuration for ``root``; none by default."""

@@ -87,6 +87,11 @@ def real_path(path: Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
+def with_backups(paths: list[Path]) -> list[Path]:
+    """``paths`` and the backups lintaid keeps of them."""
+    return [*paths, *(backup_path(p) for p in paths)]
+
+
 def backup_path(path: Path) -> Path:
     path = real_path(path)
     return path.with_name(path.name + BACKUP_SUFFIX)

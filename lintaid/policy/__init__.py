@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .claims import Claim, canonical, extract_claims, has_correction_cue, normalize_value
 from .engine import REBUILD_BATCH, PolicyStore, derive, rebuild
-from .history import HISTORY_PHRASES, is_history_query, strip_history_phrases
+from .history import HISTORY_PATTERNS, is_history_query, strip_history_phrases
 from .inputs import RecordInput, record_claims
 from .relations import (
     CONFIRMS,
@@ -45,7 +45,7 @@ from .status import (
 
 __all__ = [
     "CONFIRMS", "CONFLICT", "CONFLICTED", "CONFLICTS_WITH", "CURRENT", "GENERIC_HEADINGS",
-    "HIDE", "HISTORY_PHRASES", "PROJECT", "REBUILD_BATCH", "SUBSTANCE_MIN_WORDS", "SUPERSEDED",
+    "HIDE", "HISTORY_PATTERNS", "PROJECT", "REBUILD_BATCH", "SUBSTANCE_MIN_WORDS", "SUPERSEDED",
     "SUPERSEDES", "ChainKey", "Claim", "ClaimRef", "ClaimState", "PolicyStore", "RecordInput",
     "RecordState", "Relation", "Span", "canonical", "chain_key", "chain_order", "claim_scope",
     "claim_statuses", "classify", "derive", "explicit_relations",

@@ -7,14 +7,23 @@ implementation, mongodb), so a later "Postgres for analytics" lands on the same 
 
 Switches that do not say what the new thing is for ("we switched from pip to uv") get the subject
 ``tool:<old value>`` (``tool:pip``): the old value is the only anchor the sentence offers, and a
-later "we use poetry instead of pip" derives the same subject and so meets the chain.
+later "we use poetry instead of pip" derives the same subject and so meets the chain. A sentence
+that names its subject ("the gateway now uses httpx instead of requests") keeps it, and a revert
+("the gateway uses requests again", "we went back to pip") lands on the same chain with a cue.
+
+Every sentence goes through one table, ``RULES``, in priority order: first the vetoes (questions,
+chit-chat, hypotheticals, text about claims), any of which means the sentence asserts nothing;
+then the extractors, each behind a cheap gate, some standing down when a sharper rule already
+found a claim (``yields_to``). Precision comes before recall: a subject that is a pronoun, a
+clause or a generic phrase ("a newer claim"), a value that is somebody's ("their platform"),
+and an "always/never" without a working verb ("always here to help") yield nothing.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
 from .sentences import Span, split_sentences
 
@@ -43,7 +52,9 @@ _CUE = re.compile(
     r"\b(?:supersedes?|superseded|replaces|replaced|instead\s+of|no\s+longer|"
     r"(?:changed|switched|migrated|moved)\s+from|switched\s+to|migrated\s+to|previously|formerly|"
     r"now\s+(?:use[sd]?|using|owns?|handles?|defaults?)|(?:is|are)\s+now|from\s+now\s+on|"
-    r"going\s+forward)\b"
+    r"going\s+forward|again|(?:went|gone|switched|moved|changed|fell|rolled|reverted|is|are|was|"
+    r"were)\s+(?:[\w'-]+\s+){0,3}?back\s+(?:to|on)|rolled\s+back|revert(?:ed|s)?|returned\s+to|"
+    r"undid|undone|undo)\b"
     r"|\b(?:update|correction)\s*:"
     r"|\bnow\s*[.!]?\s*$",
     re.IGNORECASE,
@@ -107,9 +118,16 @@ def _keep_underscores(phrase: str) -> str:
 _TAIL = re.compile(
     r"\s*(?:,|;|\s-\s|\u2014|\(|\b(?:instead\s+of|rather\s+than|in\s+place\s+of|replacing|"
     r"no\s+longer|which|because|since|so\s+that|but|while|from\s+now\s+on|going\s+forward|"
-    r"for\s+now|previously|formerly|as\s+of|until|anymore|any\s+more|as\s+well|too|now)\b)",
+    r"for\s+now|previously|formerly|as\s+of|until|anymore|any\s+more|as\s+well|too|now|again|"
+    r"once\s+more)\b)",
     re.IGNORECASE,
 )
+# Tails that only qualify the phrase ("requests again instead of httpx"): what they replace may
+# still follow.
+_SOFT_TAIL = re.compile(r"^\s*(?:again|once\s+more|now|too|as\s+well|anymore|any\s+more)\b",
+                        re.IGNORECASE)
+_REPLACED_LATER = re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of|replacing)\b",
+                             re.IGNORECASE)
 _REPLACED_TAIL = re.compile(r"^\s*(?:instead\s+of|rather\s+than|in\s+place\s+of|replacing)\b",
                             re.IGNORECASE)
 
@@ -125,6 +143,9 @@ def clean(phrase: str) -> tuple[str, str | None]:
         if m.start() == 0 and m.group(0).strip() not in {",", ";"}:
             continue  # a cue at the very start is part of the phrase ("formerly manual tasks")
         rest = phrase[m.start():]
+        if _SOFT_TAIL.match(rest) and not _REPLACED_TAIL.match(rest):
+            later = _REPLACED_LATER.search(rest)
+            rest = rest[later.start():] if later else rest
         if _REPLACED_TAIL.match(rest):
             tail = _REPLACED_TAIL.sub("", rest, count=1)
             replaced_text, _ = clean(tail)
@@ -135,17 +156,45 @@ def clean(phrase: str) -> tuple[str, str | None]:
 
 
 _PERSONAL = frozenset({"i", "we", "you", "they", "he", "she", "it"})
+_PEOPLE = frozenset({"i", "we", "you", "they", "he", "she", "me", "us", "them", "him"})
+# Words that make a "subject" a clause ("the unit that is retired") rather than a thing.
+_CLAUSE_WORDS = frozenset(
+    {"is", "are", "was", "were", "be", "been", "being", "whose", "which", "that", "who", "whom",
+     "when", "if", "because", "whether", "where", "while", "although", "though", "unless"}
+)
+# An indefinite or quantified phrase is about things in general ("a newer claim supersedes an
+# older one"), not about one thing a project decided.
+_GENERIC = re.compile(r"^\s*[\"'`(]?\s*(?:a|an|any|each|every|some|no|another|other|such)\s",
+                      re.IGNORECASE)
+# A value that is somebody's, or a stand-in, is no choice ("use their platform for ...").
+_NOT_A_CHOICE = re.compile(
+    r"^\s*[\"'`(]?\s*(?:his|her|their|your|my|its|this|that|these|those|some|stuff|something|"
+    r"anything|everything|nothing|whatever|it|all\s+of|one\s+of)\b", re.IGNORECASE)
+_NOT_IN_SUBJECT = re.compile(r"[()\[\]{}|<>=`\"]")
+MAX_SUBJECT_WORDS = 6
+MAX_VALUE_WORDS = 5
 
 
 def _value(phrase: str) -> tuple[str, str | None]:
-    """Like clean(), but a bare pronoun is no value."""
+    """Like clean(), but no value when the phrase is a pronoun, somebody's, or a long clause."""
     value, replaced = clean(phrase)
-    return ("" if value in _PRONOUNS else value), replaced
+    words = value.split()
+    if (value in _PRONOUNS or _NOT_A_CHOICE.match(phrase) or len(words) > MAX_VALUE_WORDS
+            or _PEOPLE.intersection(words) or (words and words[0] in _PRONOUNS | _CLAUSE_WORDS)):
+        return "", replaced
+    return value, replaced
 
 
-def _bad_subject(subject: str) -> bool:
-    """Empty, a pronoun, or a clause led by a personal pronoun ("we released")."""
-    return not subject or subject in _PRONOUNS or subject.split()[0] in _PERSONAL
+def _bad_subject(subject: str, raw: str | None = None) -> bool:
+    """No subject: empty, a pronoun, a clause ("we released", "the unit that is retired"), a
+    person-bound phrase ("having friends you can"), or, seen in ``raw``, a generic one."""
+    if not subject or subject in _PRONOUNS:
+        return True
+    words = subject.split()
+    return (words[0] in _PRONOUNS or words[-1] == "it" or len(words) > MAX_SUBJECT_WORDS
+            or bool(_PEOPLE.intersection(words)) or bool(_CLAUSE_WORDS.intersection(words))
+            or _NOT_IN_SUBJECT.search(subject) is not None or len(subject) < 2
+            or (raw is not None and _GENERIC.match(raw) is not None))
 
 
 def _first_unnegated(rx: re.Pattern[str], sentence: str) -> re.Match[str] | None:
@@ -241,7 +290,7 @@ def _ownership(sentence: str) -> Iterator[_Extracted]:
             continue
         subject, rep1 = clean(m.group(sg))
         owner, rep2 = _value(m.group(og))
-        if _bad_subject(subject) or not owner:
+        if _bad_subject(subject, m.group(sg)) or not owner or _GENERIC.match(m.group(og)):
             continue
         yield subject, "owner", owner, rep1 or rep2
         return
@@ -250,9 +299,12 @@ def _ownership(sentence: str) -> Iterator[_Extracted]:
 # ---------------------------------------------------------------------------------------------
 # Usage, switches, deprecation
 
+# Negated, past or only hypothetical in the clause before the verb: no claim.
 _NEGATED = re.compile(
-    r"\b(?:never|not|don'?t|doesn'?t|didn'?t|won'?t|no\s+longer|stop(?:ped)?|avoid|without|"
-    r"used\s+to|previously|formerly|originally|initially)\b[^,;]*$",
+    r"\b(?:never|not|don'?t|doesn'?t|didn'?t|won'?t|can'?t|cannot|no\s+longer|stop(?:ped)?|"
+    r"avoid|without|used\s+to|previously|formerly|originally|initially|"
+    r"could|might|can|maybe|perhaps|if|unless|whether|would(?!\s+like)|consider(?:ing)?|"
+    r"thinking\s+(?:about|of)|planning\s+to|wonder(?:ing)?)\b[^,;]*$",
     re.IGNORECASE,
 )
 _USE_VERB = (
@@ -287,6 +339,26 @@ _WAS_REPLACED = _rx(_LEAD + _THE + _NP + r"\s+(?:is|was|has\s+been|have\s+been|w
                     r"(?:being\s+)?(?:replaced|superseded)\s+(?:by|with)\s+" + _THE + _REST)
 _REPLACES = _rx(_LEAD + _THE + _NP + r"\s+(?:now\s+)?(?:replaces|replaced|supersedes|superseded)"
                 r"\s+" + _THE + _REST)
+# "for good", "for example", "for both of us": no purpose a tool is chosen for.
+_NOT_A_PURPOSE = frozenset(
+    {"good", "fun", "free", "real", "sure", "example", "instance", "now", "once", "ever", "life",
+     "living", "while", "years", "ages", "bit", "me", "you", "us", "them", "everyone", "all",
+     "both", "a while", "a living", "a bit", "the first time", "first time", "a change", "change"}
+)
+# Revert targets that are a topic or a place in a conversation, not a value ("went back to
+# the drawing board", "back to work").
+_DISCOURSE = frozenset(
+    {"work", "normal", "basics", "square one", "drawing board", "topic", "point", "question",
+     "discussion", "start", "beginning", "office", "school", "bed", "sleep", "later", "that",
+     "this", "it", "what", "earlier"}
+)
+_CLAUSE_END = re.compile(r"\s*[,;(]\s*|\s+-\s+|\s*\u2014\s*")
+
+
+def _no_purpose(purpose: str) -> bool:
+    return purpose in _NOT_A_PURPOSE or purpose.split()[0] in _NOT_A_PURPOSE
+
+
 _FOR_TAIL = re.compile(r"\s+for\s+(?:the\s+)?(.+)$", re.IGNORECASE)
 _VERSIONISH = re.compile(r"^v?\d+(?:\.\d+)+|^v\d+", re.IGNORECASE)
 _NAMING_PURPOSE = re.compile(r"\b(?:names?|naming)\b|\bcase\b")
@@ -315,6 +387,9 @@ def _switch_claim(subj: str | None, old: str, new: str, verb: str) -> _Extracted
     if not new_value or not old_value:
         return None
     subject = clean(purpose)[0] if purpose else (clean(subj)[0] if subj else "")
+    raw = purpose or subj
+    if raw and _bad_subject(subject, raw):
+        return None
     old_scalar, new_scalar = normalize_value(old_value), normalize_value(new_value)
     if subject and (verb.startswith(("upgrad", "downgrad")) or subject.endswith(" version")
                     or _VERSIONISH.match(new_value)):
@@ -329,6 +404,11 @@ def _switch_claim(subj: str | None, old: str, new: str, verb: str) -> _Extracted
 
 
 def _usage(sentence: str) -> Iterator[_Extracted]:
+    """Use X for Y, switches from X to Y, replacements, and "<subject> uses X".
+
+    A named subject beats the ``tool:<old>`` anchor: "The gateway now uses httpx instead of
+    requests" is about the gateway, so "the gateway uses requests again" meets it.
+    """
     found = False
     for rx in (_USE_FOR, _USE_AS):
         m = _first_unnegated(rx, sentence)
@@ -336,7 +416,7 @@ def _usage(sentence: str) -> Iterator[_Extracted]:
             continue
         tech, rep1 = _value(m.group(1))
         purpose, rep2 = clean(m.group(2))
-        if not tech or _bad_subject(purpose):
+        if not tech or _bad_subject(purpose, m.group(2)) or _no_purpose(purpose):
             continue
         if _NAMING_PURPOSE.search(purpose) or _CODE_ENTITY_PLURAL.match(purpose):
             continue  # a coding-style rule ("use snake_case for class names"): conventions
@@ -352,6 +432,10 @@ def _usage(sentence: str) -> Iterator[_Extracted]:
             yield claim
     if found:
         return
+    uses = _subject_uses(sentence)
+    if uses:
+        yield uses
+        return
     for rx, old_g, new_g in ((_USE_INSTEAD, 2, 1), (_REPLACED_WITH, 1, 2), (_WAS_REPLACED, 1, 2),
                              (_REPLACES, 2, 1)):
         m = _first_unnegated(rx, sentence)
@@ -360,29 +444,131 @@ def _usage(sentence: str) -> Iterator[_Extracted]:
         new_raw = m.group(new_g)
         if canonical(new_raw) in _PRONOUNS:
             continue  # "This replaces the previous decision": no content claim
+        if rx in (_WAS_REPLACED, _REPLACES) and _bad_subject(clean(m.group(1))[0], m.group(1)):
+            continue  # "a record whose every claim is superseded and ..."
         claim = _switch_claim(None, m.group(old_g), new_raw, "replace")
         if claim:
-            found = True
             yield claim
-            break
-    if found:
-        return
-    for rx in (_USES, _USED_FOR):
-        m = rx.search(sentence)
-        if not m:
-            continue
-        if rx is _USES:
-            subject, rep1 = clean(m.group(1))
-            tech_text, for_what = _split_purpose(m.group(2))
-            tech, rep2 = _value(tech_text)
-            if for_what:
-                subject = clean(for_what)[0]
-        else:
-            tech, rep1 = _value(m.group(1))
-            subject, rep2 = clean(m.group(2))
-        if tech and not _bad_subject(subject):
-            yield subject, "implementation", tech, rep1 or rep2
             return
+    m = _first_unnegated(_USED_FOR, sentence)
+    if m:
+        tech, rep1 = _value(m.group(1))
+        subject, rep2 = clean(m.group(2))
+        if tech and not _bad_subject(subject, m.group(2)) and not _no_purpose(subject):
+            yield subject, "implementation", tech, rep1 or rep2
+
+
+def _subject_uses(sentence: str) -> _Extracted | None:
+    """"<subject> uses X [for Y] [instead of Z]": the subject (or Y) and X."""
+    m = _first_unnegated(_USES, sentence)
+    if not m:
+        return None
+    subject, rep1 = clean(m.group(1))
+    if _bad_subject(subject, m.group(1)):
+        return None  # "A viewer is served by ...": things in general
+    head = _CLAUSE_END.split(m.group(2), maxsplit=1)[0]
+    tech_text, for_what = _split_purpose(head)
+    tech, _ = _value(tech_text)
+    rep2 = clean(m.group(2))[1]
+    if for_what:
+        subject = clean(for_what)[0]
+        if _bad_subject(subject, for_what) or _no_purpose(subject):
+            return None
+    if not tech:
+        return None
+    return subject, "implementation", tech, rep1 or rep2
+
+
+# ---------------------------------------------------------------------------------------------
+# Reverts: the old value is back. The claim lands on the chain of what it reverts (the subject
+# the sentence names, else the purpose, else ``tool:<restored value>``, the anchor a purpose-less
+# switch away from that value used), and its cue retires the claim it reverts.
+
+_BACK = (
+    r"(?:has\s+|have\s+|had\s+)?(?:now\s+)?(?:(?:went|gone|switched|moved|changed|fell|come|came|"
+    r"(?:is|are|was|were|has\s+been|have\s+been)(?:\s+(?:now\s+)?(?:rolled|switched|moved|"
+    r"changed))?)\s+back\s+(?:to|on)|(?:is|are|was|were|has\s+been|have\s+been)\s+(?:now\s+)?"
+    r"(?:reverted|restored|returned)\s+to|reverted\s+to|returned\s+to)\s+(?:using\s+)?"
+)
+_REVERT_SUBJECT_LED = _rx(_LEAD + _THE + _NP + r"\s+" + _BACK + _THE + _REST)
+_REVERT_ACTOR_LED = _rx(
+    r"\b(?:(?:went|switched|moved|changed|fell|rolled|reverted)\s+(?:(?P<a>[^,;]{1,40}?)\s+)?back"
+    r"\s+(?:to|on)|(?:reverted|returned|restored)\s+(?:(?P<b>[^,;]{1,40}?)\s+)?to)\s+"
+    r"(?:using\s+)?" + _THE + _REST
+)
+_REVERT_AGAIN = _rx(
+    r"\b(?:we|i|they|you)\s+(?:now\s+)?(?:use|are\s+using|rely\s+on|run\s+on|have|adopted|"
+    r"picked|chose)\s+" + _THE + r"([^,;]{1,60}?)\s+(?:again|once\s+more)\b\s*(.*?)\s*[.!]*\s*$"
+)
+_UNDO = _rx(
+    r"\b(?:undid|undo(?:ne|ing|es)?|revert(?:ed|s|ing)?|roll(?:ed|s|ing)?\s+back|backed\s+out)\s+"
+    r"(?:the\s+|our\s+|(?P<owner>[^,;]{1,40}?)'s\s+)(?:switch|move|migration|change|upgrade|"
+    r"transition)(?:\s+(?:of|in|for)\s+(?:the\s+)?(?P<of>[^,;]{1,40}?))?"
+    r"(?:\s+from\s+(?:the\s+)?(?P<old>[^,;]{1,60}?))?\s+to\s+" + _THE + r"(?P<new>.+?)\s*[.!]*\s*$"
+)
+_WHERE_TAIL = re.compile(r"\s+(?:for|in|on)\s+(?:the\s+)?(.+)$", re.IGNORECASE)
+
+
+def _revert_claim(subject_raw: str | None, restored_raw: str,
+                  undone: str | None = None) -> _Extracted | None:
+    """A claim that ``restored`` holds again for the subject (or its ``tool:`` anchor)."""
+    restored_text, where = _split_where(restored_raw)
+    restored, replaced = _value(restored_text)
+    if not restored or restored in _DISCOURSE:
+        return None
+    subject = ""
+    for raw in (subject_raw, where):
+        if raw:
+            candidate, also_replaced = clean(raw)
+            if _bad_subject(candidate, raw) or _no_purpose(candidate):
+                return None
+            subject, replaced = candidate, replaced or also_replaced
+    replaces = undone or replaced
+    if subject and normalize_value(restored) is not None:
+        return subject, "value", normalize_value(restored) or restored, replaces
+    return subject or f"tool:{restored}", "implementation", restored, replaces
+
+
+def _split_where(text: str) -> tuple[str, str | None]:
+    """'requests for the gateway' -> ('requests', 'gateway')."""
+    m = _WHERE_TAIL.search(text)
+    return (text[: m.start()], m.group(1)) if m else (text, None)
+
+
+def _reverts(sentence: str) -> Iterator[_Extracted]:
+    m = _first_unnegated(_UNDO, sentence)
+    if m:
+        new_text, where = _split_where(m.group("new"))
+        undone, _ = _value(new_text)
+        raw_subject = m.group("owner") or m.group("of") or where
+        if undone and m.group("old"):
+            claim = _revert_claim(raw_subject, m.group("old"), undone)
+        elif undone and raw_subject:
+            subject = clean(raw_subject)[0]
+            ok = not _bad_subject(subject, raw_subject)
+            claim = (subject, "implementation", f"not {undone}", undone) if ok else None
+        else:
+            claim = (undone, "status", "deprecated", None) if undone else None
+        if claim:
+            yield claim
+        return
+    m = _first_unnegated(_REVERT_SUBJECT_LED, sentence)
+    if m and canonical(m.group(1)) not in _PRONOUNS:
+        claim = _revert_claim(m.group(1), m.group(2))
+        if claim:
+            yield claim
+            return
+    m = _first_unnegated(_REVERT_ACTOR_LED, sentence)
+    if m:
+        claim = _revert_claim(m.group("a") or m.group("b"), m.group(3))
+        if claim:
+            yield claim
+            return
+    m = _first_unnegated(_REVERT_AGAIN, sentence)
+    if m:
+        claim = _revert_claim(None, f"{m.group(1)} {m.group(2)}")
+        if claim:
+            yield claim
 
 
 _DEPRECATED = [
@@ -405,22 +591,27 @@ _NEXT_CLAUSE = re.compile(r"\s+and\s+(?:then\s+)?(?:start|begin|switch|move|use|
                           re.IGNORECASE | re.DOTALL)
 
 
-def _status(sentence: str) -> Iterator[_Extracted]:
+def _retired(sentence: str) -> Iterator[_Extracted]:
+    """"X is deprecated", "we no longer use X"."""
     for rx in _DEPRECATED:
         m = rx.search(sentence)
         if m:
             raw, _ = _split_purpose(_NEXT_CLAUSE.sub("", m.group(1)))
             subject, _ = _value(raw)
-            if subject:
+            if subject and not _bad_subject(subject):
                 yield subject, "status", "deprecated", None
             return
+
+
+def _in_use(sentence: str) -> Iterator[_Extracted]:
+    """"We now use X", "we use X now" (when no rule said what X is used for)."""
     for rx in _IN_USE:
         m = rx.search(sentence)
         if m and not _is_negated(sentence, m.start()):
             raw, _ = _split_purpose(m.group(1))
             raw = re.split(r"\s+(?:as|to|instead\s+of|rather\s+than)\s+", raw, maxsplit=1)[0]
             subject, replaced = _value(raw)
-            if subject:
+            if subject and not _bad_subject(subject):
                 yield subject, "status", "in-use", replaced
             return
 
@@ -429,7 +620,9 @@ def _status(sentence: str) -> Iterator[_Extracted]:
 # Defaults and versions
 
 _VER = r"(v?\d+(?:\.\d+)*(?:[-+][0-9a-z][0-9a-z.]*[0-9a-z]|[a-z]+\d*)?)"
-_END = r"(?!\.?\d)(?=\s*(?:[.,;!)]|$))"  # no backtracking into "2.0" -> "2"
+# No backtracking into "2.0" -> "2"; the version ends the clause ("... to 0.27.2 because ...").
+_END = (r"(?!\.?\d)(?=\s*(?:[.,;!)]|$)|\s+(?:because|since|as|until|for|now|so|and|but|"
+        r"which)\b)")
 _DEFAULTS = [
     (_rx(r"\bthe\s+default\s+" + _NP + r"\s*(?:is|are|should\s+be|will\s+be|=|:)\s+(?:now\s+)?"
          + _THE + _REST)),
@@ -543,7 +736,7 @@ _KIND_WORD = _rx(_KINDS)  # a cheap gate: no target can match without one of the
 # "start them with 'a_'", "End those with '_ud'", "End all such names with '_i'": the target is
 # in the last sentence.
 _ANAPHOR = _rx(r"\b(?:them|it|those|their\s+names?|its\s+name|the\s+names?|such\s+names?)\b")
-_RULES = [
+_AFFIX_WORDS = [
     # "start using the X decorator" is not a prefix rule; "start ending" is a suffix rule.
     ("prefix", _rx(r"\b(?:start(?:s|ed|ing)?|begin(?:s|ning)?)\b(?!\s+\w+ing\b)"
                    r"|\b(?:prefix(?:es|ed|ing)?|leading)\b")),
@@ -672,7 +865,7 @@ def _owner(targets: list[tuple[int, int, str]], sentence: str, start: int, end: 
 def _nearest_rule(text: str, at: int, lo: int, hi: int) -> str | None:
     """The rule word in text[lo:hi] nearest offset ``at``, preferring one before it."""
     best: tuple[int, int, str] | None = None
-    for rule, rx in _RULES:
+    for rule, rx in _AFFIX_WORDS:
         for m in rx.finditer(text, lo, hi):
             rank = (0 if m.start() <= at else 1, abs(at - m.start()), rule)
             if best is None or rank < best:
@@ -771,6 +964,20 @@ _POLICY_WORD = _rx(
 _DO_NOT = _rx(_LEAD + r"(?:do\s+not|don'?t)\s+(.+?)\s*[.!]*\s*$")
 _MUST_ALWAYS = _rx(_LEAD + _THE + _NP + r"\s+(?:must|should)\s+(always|never)\s+(.+?)\s*[.!]*\s*$")
 _FILLER = re.compile(r"\b(?:a|an|the|your|our|my|their|its)\s+", re.IGNORECASE)
+# What a working rule tells someone to do. "Always here to help!", "never give up" and "don't
+# worry" lead with no such verb, so they are no rule about the project.
+_DIRECTIVE_VERBS = frozenset(
+    """use add include write commit push pull merge rebase squash amend import call log print
+    catch raise throw return test validate check lint format pin lock deploy release tag
+    document comment annotate type name prefix suffix start end begin store keep set enable
+    disable configure install upgrade downgrade bump review sign hardcode hard-code expose mock
+    skip ignore delete remove drop edit modify touch depend rely create open close wrap handle
+    declare define cache retry encrypt hash escape sanitize sanitise rotate restart build compile
+    bundle vendor fork branch force-push amend rewrite upload fetch query index migrate refactor
+    reuse copy share leak send trust bypass override access read update overwrite run execute
+    break mutate assert annotate inline export expose generate regenerate check-in backport
+    cherry-pick rename move split bind listen serve""".split()
+)
 
 
 def _rule_phrase(text: str) -> str:
@@ -778,78 +985,265 @@ def _rule_phrase(text: str) -> str:
     return " ".join(_FILLER.sub("", cut + " ").split())
 
 
+def _directive(phrase: str, passive: bool = False) -> bool:
+    """A rule's phrase leads with something to do in the work ("use a linter"); with
+    ``passive``, also a participle ("inputs must always be validated")."""
+    words = phrase.lower().split()
+    if passive and words[:1] == ["be"] and len(words) > 1 and words[1].endswith("ed"):
+        word = words[1]  # validated -> validate, logged -> log, pinned -> pin
+        return bool({word[:-1], word[:-2], word[:-3]} & _DIRECTIVE_VERBS)
+    if len(words) > 1 and words[1] in _PRONOUNS:
+        return False  # "don't bump it in this PR": about one thing at hand, not a standing rule
+    return bool(words) and words[0] in _DIRECTIVE_VERBS
+
+
 def _policies(sentence: str) -> Iterator[_Extracted]:
     m = _MUST_ALWAYS.search(sentence)
     if m:
         subject = _rule_phrase(f"{m.group(1)} {m.group(3)}")
-        if subject:
+        if subject and _directive(m.group(3), passive=True) and not _bad_subject(canonical(m.group(1)),
+                                                                    m.group(1)):
             yield subject, "convention", m.group(2).lower(), None
         return
     m = _POLICY_WORD.search(sentence)
     if m:
         subject = _rule_phrase(m.group(2))
-        if subject:
+        if subject and _directive(m.group(2)):
             yield subject, "convention", m.group(1).lower(), None
         return
     m = _DO_NOT.search(sentence)
     if m:
         subject = _rule_phrase(m.group(1))
-        if subject:
+        if subject and _directive(m.group(1)):
             yield subject, "convention", "never", None
 
 
 # ---------------------------------------------------------------------------------------------
-# Driver
+# Literal settings: "Artifact bucket is s3://alpha", "artifact_bucket: s3://alpha"
 
-_EXTRACTORS: list[Callable[[str], Iterator[_Extracted]]] = [
-    _ownership, _usage, _status, _defaults, _versions, _scalars,
-]
-# Words without which an extractor's patterns cannot match: one cheap search skips a family of
-# regexes for the many sentences that say nothing of the kind (most prose).
-_GATES: dict[Callable[[str], Iterator[_Extracted]], re.Pattern[str]] = {
-    _ownership: _rx(r"owns|owned|responsible|accountable|assign"),
-    _usage: _rx(
+_LITERAL = (
+    r"(?P<v>[a-z][a-z0-9+.-]*://[^\s\"'`]+|`[^`\s]{1,120}`|\"[^\"\s]{1,120}\"|'[^'\s]{1,120}'"
+    r"|(?=[\w@~+-]*[./:_@~-][\w/])[\w./:@~+-]*[a-z0-9][\w./:@~+-]*)"
+)
+_LITERAL_IS = _rx(
+    r"^" + _LEAD + _THE + r"(?P<s>[a-z][\w .-]{0,60}?)\s+(?:is|are)\s+(?:now\s+)?(?:set\s+to\s+)?"
+    + _THE + r"(?:" + _LITERAL + r"|(?P<n>" + VALUE + r"))(?:\s+now)?\s*[.!]*\s*$"
+)
+_POSSESSED = re.compile(r"^\s*(?:my|your|his|her|their|its)\s", re.IGNORECASE)
+_LITERAL_KEY = _rx(
+    r"^" + _LEAD + _THE + r"(?P<s>[a-z][\w .-]{0,60}?)\s*[:=]\s*" + _LITERAL + r"\s*[.!]*\s*$"
+)
+# Subjects that name a turn of the conversation or a finding, not a setting.
+_NOT_A_SETTING = frozenset(
+    {"problem", "issue", "bug", "culprit", "fix", "answer", "reason", "question", "result",
+     "output", "error", "idea", "point", "thing", "difference", "goal", "plan", "catch", "trick",
+     "cause", "solution", "change", "diff", "patch", "command", "see", "file", "files", "path",
+     "paths", "link", "url", "source", "session", "branch", "revision", "cwd", "commit", "id",
+     "tools used", "affected paths", "compact summary", "summary", "tests", "test", "fixed",
+     "changed", "added", "removed", "updated", "done", "next", "todo", "e.g", "i.e"}
+)
+
+
+def _literals(sentence: str) -> Iterator[_Extracted]:
+    for rx in (_LITERAL_IS, _LITERAL_KEY):
+        m = rx.search(sentence)
+        if not m:
+            continue
+        name = canonical(m.group("s"))
+        number = m.groupdict().get("n")
+        if number:  # "The backoff cap is 2 seconds now"
+            if (_POSSESSED.match(m.group("s")) or name.endswith("version") or name in _LABELS
+                    or name in _NOT_A_SETTING or _bad_subject(name, m.group("s"))):
+                continue
+            yield name, "value", normalize_value(number) or number, None
+            return
+        value = m.group("v").strip("`\"'").rstrip(".")
+        if (not value or normalize_value(value) is not None or name in _LABELS
+                or name in _NOT_A_SETTING or _bad_subject(name, m.group("s"))):
+            continue
+        single = " " not in name and not re.search(r"[_.-]", name)
+        if rx is _LITERAL_KEY and single:
+            continue  # "Fixed: src/a.py": a one-word label is no setting
+        yield name, "value", value.lower(), None
+        return
+
+
+# "(`LINTAID_HOOK_TIMEOUT_MS`, default 1000)", "`RETRIES` (default 3)"
+_ENV_DEFAULT = _rx(
+    r"`?\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b`?\s*(?:,\s*|\(\s*)default(?:s\s+to)?\s*:?\s+"
+    r"(" + VALUE + r"|`[^`\s]{1,60}`)\s*\)"
+)
+
+
+def _env_defaults(sentence: str) -> Iterator[_Extracted]:
+    for m in _ENV_DEFAULT.finditer(sentence):
+        raw = m.group(2).strip("`")
+        yield m.group(1).lower(), "default", normalize_value(raw) or raw.lower(), None
+
+
+# ---------------------------------------------------------------------------------------------
+# Sentences that assert nothing
+
+_ROLE_OPT = r"^(?:[A-Za-z][\w .'-]{0,30}:\s*)?(?:(?:so|and|but|ok(?:ay)?|hey|also|well|now)[,!]?\s+)*"
+_QUESTION = _rx(
+    _ROLE_OPT + r"(?:(?:can|could|would|will|shall|should|do|does|did|is|are|was|were|has|have|"
+    r"had|may|might)\s+(?:i|we|you|they|he|she|it|the|this|that|there|someone|anyone|our|your)\b"
+    r"|(?:what|which|who|whom|whose|why|how|where|when)\s+(?:is|are|was|were|do|does|did|"
+    r"should|would|could|can|will|has|have|about)\b|any\s+(?:idea|thoughts)\b|i\s+wonder\b|"
+    r"is\s+it\s+true\b)"
+    r"|[?][\s\"'\u201d)]*$"
+)
+_PLEASANTRY = (
+    r"(?:thanks?(?:\s+(?:so\s+much|a\s+lot|again|a\s+ton))?(?:\s+for\s+[^.!?]*)?|"
+    r"thank\s+you(?:\s+(?:so\s+much|again|very\s+much))?(?:\s+for\s+[^.!?]*)?|"
+    r"(?:i'?m\s+|i\s+am\s+)?(?:always\s+)?(?:happy|glad)\s+to\s+help|(?:always\s+)?here\s+to\s+help|"
+    r"hope\s+(?:this|that|it)\s+helps|no\s+(?:problem|worries)|you(?:'re|\s+are)\s+welcome|"
+    r"any\s*time|my\s+pleasure|sounds?\s+(?:good|great|perfect)|looks\s+good(?:\s+to\s+me)?|lgtm|"
+    r"got\s+it|perfect|great|awesome|cool|nice|ok(?:ay)?|sure|yes|yeah|yep|no|nope|of\s+course|"
+    r"absolutely|exactly|indeed|definitely|good\s+(?:morning|afternoon|evening|night|luck|job|"
+    r"work|point|question|idea|catch|call)|hi|hello|hey|bye|cheers|see\s+you[^.!?]*|"
+    r"have\s+a\s+(?:good|great|nice)\s+\w+|let\s+me\s+know\s+if\s+[^.!?]*|"
+    r"(?:don'?t\s+hesitate|feel\s+free)\s+to\s+[^.!?]*|well\s+done|nice\s+work|great\s+work|"
+    r"keep\s+it\s+up|haha|lol|wow|amazing|congrat\w*(?:\s+on\s+[^.!?]*)?|"
+    r"sorry(?:\s+about\s+that)?|glad\s+(?:it|that|this)\s+[^.!?]*)"
+)
+_CHIT_CHAT = _rx(
+    r"^(?:[A-Za-z][\w .'-]{0,30}:\s*)?" + _PLEASANTRY + r"(?:[\s,!.]+(?:" + _PLEASANTRY
+    + r"|(?-i:[A-Z][\w-]*)))*[\s,!.:)(]*$"  # a name: "Thanks, Alice!"
+)
+_HYPOTHETICAL = _rx(
+    _ROLE_OPT + r"(?:if|unless|whether|suppose|supposing|imagine|maybe|perhaps|what\s+if|"
+    r"in\s+case|let\s+me|i'?ll\s+(?:check|look|try|see|get\s+back))\b"
+)
+# Text about claims rather than a claim: quoted patterns with placeholders ("X owns Y").
+_META = re.compile(r"[\"\u201c][^\"\u201d]*\b[XYZN]\b[^\"\u201d]*[\"\u201d]")
+
+
+# ---------------------------------------------------------------------------------------------
+# The rule table
+
+
+@dataclass
+class Sentence:
+    """One sentence as the rules read it; naming rules also see the sentence before."""
+
+    text: str
+    previous: list[str]
+    targets: list[str] = field(default_factory=list)  # naming targets found here
+
+
+def _naming(s: Sentence) -> list[_Extracted]:
+    out, s.targets = _conventions(s.text, s.previous)
+    return out
+
+
+def _plain(fn: Callable[[str], Iterable[_Extracted]]) -> Callable[[Sentence], list[_Extracted]]:
+    return lambda s: list(fn(s.text))
+
+
+ANY = frozenset({"*"})
+"""``yields_to`` value: the rule runs only when no rule before it found a claim."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One extraction rule. Rules run in ``priority`` order, lowest first.
+
+    ``gate`` is a cheap search: when it finds nothing the rule cannot apply and is skipped (most
+    prose says nothing of any kind). A ``veto`` rule has no extractor: its gate matching means
+    the sentence asserts nothing, and no rule after it runs. ``yields_to`` names rules of lower
+    priority numbers whose claims make this one stand down (``ANY``: any claim at all).
+    """
+
+    name: str
+    priority: int
+    gate: re.Pattern[str]
+    extract: Callable[[Sentence], list[_Extracted]] | None = None
+    yields_to: frozenset[str] = frozenset()
+
+    @property
+    def veto(self) -> bool:
+        return self.extract is None
+
+
+RULES: tuple[Rule, ...] = tuple(sorted((
+    Rule("question", 0, _QUESTION),
+    Rule("chit-chat", 1, _CHIT_CHAT),
+    Rule("hypothetical", 2, _HYPOTHETICAL),
+    Rule("meta", 3, _META),
+    Rule("naming", 10, _rx(_KINDS + r"|\b(?:them|it|those|names?)\b"), _naming),
+    Rule("revert", 20, _rx(r"back\s+(?:to|on)|revert|return|restor|again|once\s+more|undid|undo|"
+                           r"roll"), _plain(_reverts)),
+    Rule("ownership", 30, _rx(r"owns|owned|responsible|accountable|assign"), _plain(_ownership)),
+    Rule("usage", 40, _rx(
         r"us|adopt|choos|chose|select|pick|prefer|go\s+with|went\s+with|settled|standardi|"
         r"switch|mov|migrat|chang|upgrad|downgrad|transition|replac|supersed|relies|rely|"
         r"runs\s+on|built\s+on|handled|backed|powered|served|implemented"
-    ),
-    _status: _rx(r"deprecat|no\s+longer|stop|don'?t|do\s+not|now"),
-    _defaults: _rx(r"default"),
-    _versions: _rx(r"version|pin|=="),
-    _scalars: _rx(r"[:=]|set|should\s+be|must\s+be"),
-}
+    ), _plain(_usage), yields_to=frozenset({"naming", "revert"})),
+    Rule("retired", 50, _rx(r"deprecat|no\s+longer|stop|don'?t|do\s+not"), _plain(_retired)),
+    Rule("in-use", 55, _rx(r"now"), _plain(_in_use),
+         yields_to=frozenset({"revert", "usage", "retired"})),
+    Rule("default", 60, _rx(r"default"), _plain(_defaults)),
+    Rule("env-default", 61, _rx(r"_[A-Z0-9]+`?\s*[,(]\s*default"), _plain(_env_defaults),
+         yields_to=frozenset({"default"})),
+    Rule("version", 70, _rx(r"version|pin|=="), _plain(_versions)),
+    Rule("setting", 80, _rx(r"[:=]|set|should\s+be|must\s+be"), _plain(_scalars)),
+    Rule("literal", 85, _rx(r"\b(?:is|are)\b|[:=]"), _plain(_literals),
+         yields_to=frozenset({"usage", "default", "version", "setting", "revert", "ownership"})),
+    Rule("policy", 90, _rx(r"always|never|don'?t|do\s+not"), _plain(_policies), yields_to=ANY),
+), key=lambda r: r.priority))
 
+
+def _check_table(rules: tuple[Rule, ...]) -> None:
+    """A rule may only yield to rules that run before it; names and priorities are unique."""
+    seen: set[str] = set()
+    priorities = [r.priority for r in rules]
+    if len(set(priorities)) != len(priorities):
+        raise ValueError("two rules share a priority")
+    for rule in rules:
+        if rule.name in seen:
+            raise ValueError(f"rule {rule.name!r} declared twice")
+        if rule.yields_to != ANY and not rule.yields_to <= seen:
+            raise ValueError(f"rule {rule.name!r} yields to a rule that runs after it")
+        seen.add(rule.name)
+
+
+_check_table(RULES)
 
 MAX_SENTENCE_CHARS = 1200
 """Longer "sentences" are code or data dumps, not prose; they are not read for claims."""
 
 
-def _sentence_claims(sentence: str, previous: list[str]) -> tuple[list[_Extracted], list[str]]:
-    if len(sentence) > MAX_SENTENCE_CHARS:
+def _sentence_claims(text: str, previous: list[str]) -> tuple[list[_Extracted], list[str]]:
+    if len(text) > MAX_SENTENCE_CHARS:
         return [], []
-    body = _unwrap_speech(sentence)
-    if body.rstrip(" \"'\u201d)").endswith("?"):
-        return [], []  # a question asserts nothing
-    out, targets = _conventions(body, previous)
-    for extractor in _EXTRACTORS:
-        if out and extractor is _usage:
-            continue  # a naming rule is sharper than "use X for Y"
-        if _GATES[extractor].search(body):
-            out.extend(extractor(body))
-    if not out:
-        out.extend(_policies(body))  # "always/never ..." only when nothing sharper matched
-    return out, targets
+    s = Sentence(_unwrap_speech(text), previous)
+    found: dict[str, list[_Extracted]] = {}
+    for rule in RULES:
+        if rule.yields_to == ANY and found:
+            continue
+        if any(found.get(name) for name in rule.yields_to):
+            continue
+        if not rule.gate.search(s.text):
+            continue
+        if rule.extract is None:
+            return [], []  # a veto: the sentence asserts nothing
+        claims = rule.extract(s)
+        if claims:
+            found[rule.name] = claims
+    return [c for claims in found.values() for c in claims], s.targets
 
 
 def _claims_in(span: Span, previous: list[str]) -> tuple[list[Claim], list[str]]:
-    extracted, targets = _sentence_claims(span.text, previous)
-    cue = has_correction_cue(span.text)
+    text = span.flat
+    extracted, targets = _sentence_claims(text, previous)
+    cue = has_correction_cue(text)
     out: list[Claim] = []
     for subject, predicate, value, replaces in extracted:
         if not subject or not value:
             continue
         replaces = replaces if replaces and replaces != value else None
-        out.append(Claim(subject, predicate, value, span.text, span.start, span.end, cue, replaces))
+        out.append(Claim(subject, predicate, value, text, span.start, span.end, cue, replaces))
     return out, targets
 
 

@@ -10,7 +10,13 @@ conflicts_with 0.75). Unlike the reference, which only ever looks at neighbours,
 is then also held against every older claim still *live* (not yet superseded) whose value
 differs, by the same rules: so "x, x, y-with-cue" retires both x claims, not just the newer one,
 and the chain's current value is the newest claim's. Each retired claim points at the claim that
-actually replaced it.
+actually replaced it. Live claims of the claim's own record count too: one note stating two
+values for one subject is marked conflicted (or, with a cue, the later statement wins), so two
+values are never both current without a mark.
+
+"Newer" is a later effective time; on equal effective times (two notes without a valid time
+are effective when created), a later ``created_at``, which the store stamps from its clock.
+Equal on both counts is no order at all, and the two conflict.
 """
 
 from __future__ import annotations
@@ -79,6 +85,13 @@ def _changed(newer: ClaimRef, older: ClaimRef) -> str:
     return f"{newer.subject} changed from '{older.value}' to '{newer.value}'"
 
 
+def is_newer(newer: ClaimRef, older: ClaimRef) -> bool:
+    """Strictly later: effective time, then creation time (``order_key[0]``); undated never."""
+    if newer.effective_at is None or older.effective_at is None:
+        return False
+    return (newer.effective_at, newer.order_key[0]) > (older.effective_at, older.order_key[0])
+
+
 def classify(newer: ClaimRef, older: ClaimRef) -> Relation:
     """The relation between two claims on one chain, ``newer`` later in chain order."""
     def rel(kind: str, confidence: float, method: str, evidence: str) -> Relation:
@@ -92,9 +105,7 @@ def classify(newer: ClaimRef, older: ClaimRef) -> Relation:
     cue = newer.replaces == older.value if newer.replaces else newer.cue
     if cue:
         return rel(SUPERSEDES, 0.95, "correction_cue", _changed(newer, older))
-    if (newer.effective_at is not None and older.effective_at is not None
-            and newer.effective_at > older.effective_at
-            and newer.source_kind == older.source_kind):
+    if is_newer(newer, older) and newer.source_kind == older.source_kind:
         return rel(SUPERSEDES, 0.90, "newer_same_kind", _changed(newer, older))
     return rel(CONFLICTS_WITH, 0.75, "canonical_claim_conflict", _changed(newer, older))
 
@@ -108,19 +119,20 @@ def relate_chain(claims: list[ClaimRef]) -> list[Relation]:
         neighbour = next(
             (c for c in reversed(ordered[:i]) if c.record_id != claim.record_id), None
         )
+        retired: set[str] = set()
         if neighbour is not None:
             first = classify(claim, neighbour)
             out.append(first)
-            retired = {neighbour.claim_id} if first.kind == SUPERSEDES else set()
-            for older in live:
-                if (older is neighbour or older.record_id == claim.record_id
-                        or older.value == claim.value):
-                    continue
-                rel = classify(claim, older)
-                out.append(rel)
-                if rel.kind == SUPERSEDES:
-                    retired.add(older.claim_id)
-            live = [c for c in live if c.claim_id not in retired]
+            if first.kind == SUPERSEDES:
+                retired.add(neighbour.claim_id)
+        for older in live:
+            if older is neighbour or older.value == claim.value:
+                continue
+            rel = classify(claim, older)
+            out.append(rel)
+            if rel.kind == SUPERSEDES:
+                retired.add(older.claim_id)
+        live = [c for c in live if c.claim_id not in retired]
         live.append(claim)
     return out
 

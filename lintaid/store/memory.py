@@ -19,19 +19,19 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import structlog
 import tantivy
 
 from lintaid.capture.record import NewRecord, content_fingerprint, normalize_user
 from lintaid.clock import HybridClock
-from lintaid_client import paths
+from lintaid_client import models, paths
 
-from . import integrity
+from . import integrity, state
 from .backup import BackupInfo, copy_database, rolling_backup
 from .derived_tables import DerivedTables
 from .index import TantivyIndex, millis
@@ -39,7 +39,7 @@ from .migrations import migrate
 from .schema import DERIVED_VERSION_KEY, ensure_derived_schema, get_meta, set_meta
 from .sqlite import batches, connect, in_batches, transaction
 
-INDEX_VERSION = 4  # 4: created_at and expires_at in milliseconds
+INDEX_VERSION = 5  # 4: created_at and expires_at in milliseconds; 5: client
 MAX_AHEAD_S = 86_400.0
 """How far ahead of the wall clock a stored or explicit time may pull the store's clock: an
 import dated in the year 9000 must not drag every later stamp there."""
@@ -69,6 +69,7 @@ def _memory_schema() -> tantivy.Schema:
     sb.add_text_field("user_id", tokenizer_name="raw")
     sb.add_text_field("status", tokenizer_name="raw")
     sb.add_text_field("kind", tokenizer_name="raw")
+    sb.add_text_field("client", tokenizer_name="raw")  # the agent client that captured it
     sb.add_integer_field("created_at", indexed=True, fast=True)
     sb.add_integer_field("expires_at", indexed=True, fast=True)
     return sb.build()
@@ -291,13 +292,14 @@ class MemoryStore:
         self._write.execute(
             "INSERT INTO records(id, kind, source, user_id, provider, session_id, event, doc_type,"
             " cwd, branch, revision, paths, tools, metadata, file_hashes, content, content_hash,"
-            " created_at, updated_at, valid_at, expires_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " created_at, updated_at, valid_at, expires_at, turn_id, request_hash)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (rid, rec.kind, rec.source, user, rec.provider, rec.session_id, rec.event,
              rec.doc_type, rec.cwd, rec.branch, rec.revision, json.dumps(rec.paths),
              json.dumps(rec.tools), json.dumps(rec.metadata),
              json.dumps(rec.file_hashes), rec.content, fingerprint,
-             created, now, rec.valid_at, rec.expires_at),
+             created, now, rec.valid_at, rec.expires_at, rec.turn_id,
+             rec.request_hash),
         )
         self.audit(actor, "add", rid, user, None, rec.content,
                    {"supersedes": rec.supersedes} if rec.supersedes else None)
@@ -305,6 +307,16 @@ class MemoryStore:
             self._add_link(rid, rec.supersedes, user, actor)
         self.mark_dirty([rid])
         return rid, "ADD"
+
+    def holds_request(self, user_id: str, session_id: str | None,
+                      request_hash: str | None) -> bool:
+        """Writer thread: whether ``session_id`` holds a captured turn (forgotten or not)
+        with this request."""
+        if not session_id or not request_hash:
+            return False
+        return self._write.execute(
+            "SELECT 1 FROM records WHERE session_id = ? AND request_hash = ? AND user_id = ?"
+            " LIMIT 1", (session_id, request_hash, normalize_user(user_id))).fetchone() is not None
 
     def _add_link(self, new_id: str, old_id: str, user_id: str, actor: str) -> bool:
         """Hold "``new_id`` supersedes ``old_id``" beside any other link; False: already held."""
@@ -451,7 +463,8 @@ class MemoryStore:
         for chunk in batches(ids, 500):
             rows = {
                 r["id"]: r for r in in_batches(
-                    conn, "SELECT r.id, r.content, r.user_id, r.kind, r.created_at, r.expires_at,"
+                    conn, "SELECT r.id, r.content, r.user_id, r.kind, r.provider, r.created_at,"
+                    " r.expires_at,"
                     " r.forgotten_at, COALESCE(s.status, 'current') AS status"
                     " FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
                     " WHERE r.id IN ({ids})", chunk)
@@ -547,18 +560,87 @@ class MemoryStore:
         return row
 
     def list_ids(self, user_id: str, limit: int, offset: int = 0,
-                 include_hidden: bool = False) -> list[str]:
-        now = time.time()
+                 include_hidden: bool = False, *, client: str | None = None,
+                 kinds: Sequence[str] = (), excluded: Sequence[str] = (),
+                 doc_types: Sequence[str] = (), branch: str | None = None,
+                 session_id: str | None = None, not_session: str | None = None) -> list[str]:
+        """Newest first; only ``client``'s captures, ``kinds`` (``doc_types``, on ``branch``,
+        of ``session_id``) when given, never ``excluded`` kinds nor ``not_session``'s
+        records."""
         sql = ("SELECT r.id FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
                " WHERE r.user_id = ? AND r.forgotten_at IS NULL")
+        params: list[Any] = [normalize_user(user_id)]
+        for column, value, op in (("branch", branch, "="), ("session_id", session_id, "="),
+                                  ("session_id", not_session, "IS NOT"),
+                                  ("provider", client, "=")):
+            if value is not None:
+                sql += f" AND r.{column} {op} ?"
+                params.append(value)
+        if doc_types:
+            sql += f" AND r.doc_type IN ({', '.join('?' * len(doc_types))})"
+            params.extend(doc_types)
         if not include_hidden:
             sql += (" AND (r.expires_at IS NULL OR r.expires_at > ?)"
                     " AND COALESCE(s.status, 'current') != 'superseded'")
-            params: tuple[Any, ...] = (normalize_user(user_id), now, limit, offset)
-        else:
-            params = (normalize_user(user_id), limit, offset)
+            params.append(time.time())
+        if kinds:
+            sql += f" AND r.kind IN ({', '.join('?' * len(kinds))})"
+            params.extend(kinds)
+        if excluded:
+            sql += f" AND r.kind NOT IN ({', '.join('?' * len(excluded))})"
+            params.extend(excluded)
         sql += " ORDER BY r.created_at DESC, r.id LIMIT ? OFFSET ?"
+        params.extend((limit, offset))
         return [r[0] for r in self._read().execute(sql, params)]
+
+    # -- the project's state (any thread) -------------------------------------------------
+    def _live(self, user_id: str | None) -> state.Live:
+        """The records a state read may show: the user's, not forgotten, not expired, and
+        no prompt (a prompt states nothing)."""
+        return state.Live(
+            "records", _LIVE_COLUMNS,
+            "{t}.user_id = ? AND {t}.forgotten_at IS NULL"
+            " AND ({t}.expires_at IS NULL OR {t}.expires_at > ?) AND {t}.kind != ?",
+            (normalize_user(user_id), time.time(), models.PROMPT))
+
+    def current_claims(self, user_id: str | None, limit: int,
+                       session_id: str | None = None) -> list[dict[str, Any]]:
+        return state.current_claims(self._read(), self._live(user_id), limit=limit,
+                                    session_id=session_id)
+
+    def retired_since(self, user_id: str | None, since: float,
+                      limit: int) -> list[dict[str, Any]]:
+        return state.retired_since(self._read(), self._live(user_id), since, limit=limit)
+
+    def bare_records_retired_since(self, user_id: str | None, since: float,
+                                   limit: int) -> list[dict[str, Any]]:
+        return state.bare_records_retired_since(self._read(), self._live(user_id), since,
+                                                limit=limit)
+
+    def conflicts(self, user_id: str | None, limit: int) -> list[dict[str, Any]]:
+        return state.conflicts(self._read(), self._live(user_id), limit=limit)
+
+    def session_span(self, user_id: str | None, session_id: str) -> tuple[float, float] | None:
+        """When a session's first and last records were captured (prompts included)."""
+        row = self._read().execute(
+            "SELECT MIN(created_at), MAX(created_at) FROM records"
+            " WHERE session_id = ? AND user_id = ?",
+            (session_id, normalize_user(user_id))).fetchone()
+        return None if row is None or row[0] is None else (float(row[0]), float(row[1]))
+
+    def previous_session(self, user_id: str | None, session_id: str | None,
+                         provider: str | None = None) -> str | None:
+        """The session, other than ``session_id``, with the newest record (of ``provider``
+        when given)."""
+        sql = ("SELECT session_id FROM records WHERE user_id = ? AND session_id IS NOT NULL"
+               " AND session_id IS NOT ?")
+        params: list[Any] = [normalize_user(user_id), session_id]
+        if provider is not None:
+            sql += " AND provider = ?"
+            params.append(provider)
+        row = self._read().execute(sql + " ORDER BY created_at DESC LIMIT 1",
+                                   params).fetchone()
+        return None if row is None else str(row[0])
 
     def audit_rows(self, record_id: str) -> list[sqlite3.Row]:
         return list(self._read().execute(
@@ -566,17 +648,19 @@ class MemoryStore:
         ))
 
     def counts(self) -> dict[str, int]:
+        """Record counts; prompts are counted apart (``prompts``), never among records."""
         conn = self._read()
         now = time.time()
         row = conn.execute(
-            "SELECT COUNT(*) AS total,"
-            " SUM(forgotten_at IS NOT NULL) AS forgotten,"
-            " SUM(forgotten_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ?) AS expired"
-            " FROM records", (now,),
+            "SELECT SUM(kind != ?) AS total, SUM(kind = ?) AS prompts,"
+            " SUM(forgotten_at IS NOT NULL AND kind != ?) AS forgotten,"
+            " SUM(forgotten_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ?"
+            " AND kind != ?) AS expired FROM records",
+            (models.PROMPT, models.PROMPT, models.PROMPT, now, models.PROMPT),
         ).fetchone()
         states = dict(conn.execute(
             "SELECT s.status, COUNT(*) FROM record_state s JOIN records r ON r.id = s.record_id"
-            " WHERE r.forgotten_at IS NULL GROUP BY s.status"
+            " WHERE r.forgotten_at IS NULL AND r.kind != ? GROUP BY s.status", (models.PROMPT,)
         ).fetchall())
         with self._indexed_lock:
             done = len(self._indexed)
@@ -584,6 +668,7 @@ class MemoryStore:
         claims = conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
         return {
             "records": row["total"] or 0,
+            "prompts": row["prompts"] or 0,
             "forgotten": row["forgotten"] or 0,
             "expired": row["expired"] or 0,
             "superseded": states.get("superseded", 0),
@@ -604,7 +689,12 @@ def _document(row: sqlite3.Row, retired: list[tuple[int, int]],
         "claims": " ; ".join(current), "user_id": str(row["user_id"]),
         "status": str(row["status"]), "kind": str(row["kind"]),
         "created_at": millis(row["created_at"]), "expires_at": millis(row["expires_at"]),
+        **({"client": str(row["provider"])} if row["provider"] else {}),
     }
+
+
+_LIVE_COLUMNS: Final = {"id": "{t}.id", "created_at": "{t}.created_at", "source": "{t}.source",
+                        "session_id": "{t}.session_id", "text": "{t}.content", "path": "NULL"}
 
 
 def _blank(text: str, spans: list[tuple[int, int]]) -> str:

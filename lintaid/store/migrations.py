@@ -140,3 +140,15 @@ def m002_held_links(conn: sqlite3.Connection) -> None:
         ALTER TABLE records DROP COLUMN supersedes;
         DELETE FROM meta WHERE key = 'schema_version'
     """)
+
+
+@migration
+def m003_turns(conn: sqlite3.Connection) -> None:
+    """A captured turn's identity and its request's fingerprint, and an index by session: a
+    compaction or session end asks whether its session holds a turn already, and SessionStart
+    reads one session's records."""
+    _script(conn, """
+        ALTER TABLE records ADD COLUMN turn_id TEXT;
+        ALTER TABLE records ADD COLUMN request_hash TEXT;
+        CREATE INDEX records_session ON records(session_id, created_at)
+    """)

@@ -50,6 +50,7 @@ CREATE INDEX IF NOT EXISTS relations_target ON relations(target_record);
 CREATE INDEX IF NOT EXISTS relations_source_claim ON relations(source_claim);
 CREATE INDEX IF NOT EXISTS relations_target_claim ON relations(target_claim);
 CREATE INDEX IF NOT EXISTS relations_chain ON relations(chain);
+CREATE INDEX IF NOT EXISTS relations_kind ON relations(kind);
 
 CREATE TABLE IF NOT EXISTS claim_state (
     claim_id TEXT PRIMARY KEY,
@@ -60,6 +61,7 @@ CREATE TABLE IF NOT EXISTS claim_state (
     confidence REAL
 );
 CREATE INDEX IF NOT EXISTS claim_state_record ON claim_state(record_id);
+CREATE INDEX IF NOT EXISTS claim_state_retired_by ON claim_state(superseded_by_record);
 
 CREATE TABLE IF NOT EXISTS record_state (
     record_id TEXT PRIMARY KEY,
@@ -68,6 +70,7 @@ CREATE TABLE IF NOT EXISTS record_state (
     confidence REAL,
     evidence TEXT
 );
+CREATE INDEX IF NOT EXISTS record_state_retired_by ON record_state(superseded_by);
 """
 
 DERIVED_TABLES: Final = ("claims", "relations", "claim_state", "record_state")

@@ -34,7 +34,7 @@ import tantivy
 
 from lintaid_client import paths
 
-from . import integrity
+from . import integrity, state
 from .derived_tables import DerivedTables
 from .index import TantivyIndex, boolean
 from .schema import DERIVED_SCHEMA, DERIVED_VERSION_KEY, get_meta, set_meta
@@ -437,6 +437,22 @@ class WorkspaceStore:
                 continue
             hits.append(_hit(row, score))
         return hits, max(hidden, 0)
+
+    # -- the decision documents' state (any thread) ----------------------------------------------
+    _LIVE: Final = state.Live(
+        "files", {"id": "{t}.path", "created_at": "({t}.mtime_ns / 1e9)", "source": "{t}.path",
+                  "session_id": "NULL", "text": "{t}.policy_text", "path": "{t}.path"},
+        "{t}.policy_text IS NOT NULL", (), lines=True)
+
+    def current_claims(self, limit: int) -> list[dict[str, Any]]:
+        """Claims of decision documents (files taking part in the policy) still believed."""
+        return state.current_claims(self._read(), self._LIVE, limit=limit)
+
+    def retired_since(self, since: float, limit: int) -> list[dict[str, Any]]:
+        return state.retired_since(self._read(), self._LIVE, since, limit=limit)
+
+    def conflicts(self, limit: int) -> list[dict[str, Any]]:
+        return state.conflicts(self._read(), self._LIVE, limit=limit)
 
     def _chunk_rows(self, chunk_ids: list[str]) -> dict[str, sqlite3.Row]:
         return {row["chunk_id"]: row for row in in_batches(

@@ -4,8 +4,10 @@ Inside a git work tree git itself decides (``.gitignore``, ``.git/info/exclude``
 excludes file, tracked-but-ignored files): we ask ``git ls-files`` for the full list and
 ``git check-ignore`` for batches of changed paths, so the rules can never drift from git's.
 Outside git we walk the tree and skip a small set of well-known junk folders. Always: never
-``.git/`` or ``.lint-ai/``, no binary files, nothing over ``max_file_bytes``, no symlink that
-leads out of the root.
+``.git/`` or ``.lint-ai/``, no file whose name says it holds secrets (``.env*``, keys,
+credential JSON), none of the agent clients' own configuration and transcripts (``excluded``:
+the daemon hands over what each client names), no binary files, nothing over
+``max_file_bytes``, no symlink that leads out of the root.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from typing import Final
 import structlog
 
 from lintaid_client.paths import STATE_DIR_NAME
+
+from .secrets import is_secret_file
 
 DEFAULT_MAX_FILE_BYTES: Final = 1024 * 1024
 BINARY_SNIFF_BYTES: Final = 8192
@@ -71,15 +75,40 @@ class FileStat:
 
 @dataclass
 class IgnoreRules:
-    """The indexing rules for one project root."""
+    """The indexing rules for one project root. ``excluded``: files and folders (absolute,
+    or relative to the root) never to index; those outside the root are dropped."""
 
     root: Path
     max_file_bytes: int = field(default_factory=max_file_bytes_from_env)
+    excluded: Iterable[Path | str] = ()
     git: bool = field(init=False)
 
     def __post_init__(self) -> None:
         self.root = self.root.resolve()
         self.git = self._inside_git()
+        self._excluded = frozenset(self._relative(p) for p in self.excluded) - {""}
+
+    def _relative(self, path: Path | str) -> str:
+        """``path`` as a posix path under the root; "" when it is outside."""
+        given = Path(path).expanduser()
+        if not given.is_absolute():
+            given = self.root / given
+        for candidate in (given, given.resolve()):
+            try:
+                rel = candidate.relative_to(self.root).as_posix()
+            except ValueError:
+                continue
+            return "" if rel == "." else rel
+        return ""
+
+    def skipped(self, rel: str) -> bool:
+        """True for a path no rule lets in, whatever git says (cheap: no I/O)."""
+        if is_always_excluded(rel) or is_secret_file(rel) or not _encodable(rel):
+            return True
+        if not self._excluded:
+            return False
+        parts = rel.split("/")
+        return any("/".join(parts[:n]) in self._excluded for n in range(1, len(parts) + 1))
 
     def _inside_git(self) -> bool:
         try:
@@ -100,7 +129,7 @@ class IgnoreRules:
         names = self._git_list(under) if self.git else None
         if names is None:
             names = self._walk(under)
-        return sorted(n for n in names if not is_always_excluded(n) and _encodable(n))
+        return sorted(n for n in names if not self.skipped(n))
 
     def _git_list(self, under: str | None) -> list[str] | None:
         cmd = ["git", "-C", str(self.root), "ls-files", "-z", "--cached", "--others",
@@ -147,7 +176,7 @@ class IgnoreRules:
     def ignored(self, rels: Iterable[str]) -> set[str]:
         """Return the subset of ``rels`` that must not be indexed by path rules alone."""
         rels = list(dict.fromkeys(rels))
-        out = {r for r in rels if is_always_excluded(r) or not _encodable(r)}
+        out = {r for r in rels if self.skipped(r)}
         rest = [r for r in rels if r not in out]
         if not rest:
             return out

@@ -13,7 +13,7 @@ import os
 import posixpath
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -32,6 +32,7 @@ from lintaid.store.workspace import (
 from .chunking import chunk_file, decode
 from .documents import link_candidates, policy_text
 from .ignore import IgnoreRules
+from .secrets import mostly_secrets, redact_keeping_lines
 from .watcher import Batch, Watcher
 
 T = TypeVar("T")
@@ -46,10 +47,11 @@ log = structlog.get_logger("lintaid.workspace")
 
 
 class Workspace:
-    def __init__(self, root: Path, submit: Submit[Any]) -> None:
+    def __init__(self, root: Path, submit: Submit[Any],
+                 excluded: Iterable[Path | str] = ()) -> None:
         self.root = root.resolve()
         self.submit = submit
-        self.rules = IgnoreRules(self.root)
+        self.rules = IgnoreRules(self.root, excluded=excluded)
         self.store = WorkspaceStore(self.root, derived_version=DERIVED_VERSION)
         self.ready = threading.Event()
         self.last_reconcile: dict[str, Any] = {}
@@ -125,6 +127,15 @@ class Workspace:
         if self.store.closed:
             return [], 0
         return self.store.search(query, limit, history=history)
+
+    def current_claims(self, limit: int) -> list[dict[str, Any]]:
+        return [] if self.store.closed else self.store.current_claims(limit)
+
+    def retired_since(self, since: float, limit: int) -> list[dict[str, Any]]:
+        return [] if self.store.closed else self.store.retired_since(since, limit)
+
+    def conflicts(self, limit: int) -> list[dict[str, Any]]:
+        return [] if self.store.closed else self.store.conflicts(limit)
 
     def changed_since(self, file_hashes: dict[str, str]) -> list[str]:
         """Paths whose content now differs from the sha256 given (deleted files included).
@@ -260,12 +271,18 @@ class Workspace:
 
     # -- files ------------------------------------------------------------------------------------------
     def _read(self, rel: str) -> FileUpdate | None:
+        """The file's row, redacted; None when it cannot be indexed or is mostly secrets."""
         read_at = time.time()
         got = self.rules.read_file(rel)
         if got is None:
             return None
         st, data = got
-        return file_update(rel, data, st.size, st.mtime_ns, read_at)
+        text = decode(data)
+        redacted = redact_keeping_lines(text)
+        if mostly_secrets(text, redacted):
+            log.info("workspace_secret_file_skipped", path=rel)
+            return None
+        return file_update(rel, data, st.size, st.mtime_ns, read_at, text=redacted)
 
     def _normalise(self, name: str) -> str:
         """A capture's path as a relative posix path under the root; "" when outside it."""
@@ -300,9 +317,12 @@ class Workspace:
         return digest.hexdigest()
 
 
-def file_update(rel: str, data: bytes, size: int, mtime_ns: int, read_at: float) -> FileUpdate:
-    """One file's row for the store: its chunks, frontmatter, policy text and links."""
-    text = decode(data)
+def file_update(rel: str, data: bytes, size: int, mtime_ns: int, read_at: float, *,
+                text: str | None = None) -> FileUpdate:
+    """One file's row for the store: its chunks, frontmatter, policy text and links, all from
+    the redacted ``text`` (redacted here from ``data`` when not given)."""
+    if text is None:
+        text = redact_keeping_lines(decode(data))
     chunked = chunk_file(rel, text)
     policy = policy_text(rel, text, chunked.frontmatter)
     # Only a file that takes part may link: a code file's frontmatter retires nothing.

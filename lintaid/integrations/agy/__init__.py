@@ -20,6 +20,7 @@ from lintaid.capture.transcript import Exchange, summarize
 
 from ..base import (
     AgentClient,
+    Check,
     Commands,
     HookEvent,
     InstallReport,
@@ -92,6 +93,12 @@ class Antigravity(AgentClient):
 
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
+
+    def doctor(self, root: Path) -> list[Check]:
+        return install.doctor(root)
+
+    def config_files(self, root: Path) -> list[Path]:
+        return [install.config_dir()]  # hooks.json and mcp_config.json, per user
 
 
 def untrusted(context: str) -> str:

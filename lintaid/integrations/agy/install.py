@@ -12,9 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
-from ..base import Commands, InstallReport, Scope
+from ..base import Check, Commands, InstallReport, Scope
+from ..checks import Registration, as_argv, flat_commands, run_all
 from ..config_files import ConfigError, load_json, save_json, save_or_remove
-from ..hook_entries import MCP_SERVER_NAME, hook_command, mcp_entry, merge_mcp, object_at
+from ..hook_entries import (
+    MCP_SERVER_NAME,
+    hook_command,
+    mcp_entry,
+    merge_mcp,
+    object_at,
+    owned_by,
+)
 
 CLIENT: Final = "agy"
 HOOKS_KEY: Final = "lintaid"
@@ -103,3 +111,20 @@ def installed(root: Path) -> list[str]:
     except ConfigError:
         return []
     return [str(hooks_path())] if isinstance(data.get(HOOKS_KEY), dict) else []
+
+
+def doctor(root: Path) -> list[Check]:
+    try:
+        hooks = flat_commands(load_json(hooks_path()).get(HOOKS_KEY), owned_by(CLIENT))
+    except ConfigError:
+        return []
+    if not hooks:
+        return []
+    try:
+        servers = load_json(mcp_path()).get("mcpServers")
+    except ConfigError:
+        servers = None
+    entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
+    return run_all([Registration(CLIENT, "Antigravity CLI", "user", hooks_path(),
+                                 as_argv(hooks), mcp_path(),
+                                 entry if isinstance(entry, dict) else None)], root)

@@ -16,6 +16,7 @@ from lintaid_client.redact import redact
 
 from ..base import (
     AgentClient,
+    Check,
     Commands,
     HookEvent,
     InstallReport,
@@ -23,6 +24,7 @@ from ..base import (
     path_field,
     text_field,
 )
+from ..config_files import with_backups
 from . import install
 from .transcript import parse_line
 
@@ -82,3 +84,12 @@ class ClaudeCode(AgentClient):
 
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
+
+    def doctor(self, root: Path) -> list[Check]:
+        return install.doctor(root)
+
+    def config_files(self, root: Path) -> list[Path]:
+        scopes: tuple[Scope, ...] = ("project", "user")
+        files = [install.settings_path(root, scope) for scope in scopes]
+        files += [root / ".claude" / "settings.local.json", install.mcp_path(root, "project")]
+        return [*with_backups(files), Path.home() / ".claude" / "projects"]

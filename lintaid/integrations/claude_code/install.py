@@ -12,7 +12,8 @@ import shlex
 from pathlib import Path
 from typing import Any, Final
 
-from ..base import Commands, InstallReport, Scope
+from ..base import Check, Commands, InstallReport, Scope
+from ..checks import Registration, as_argv, group_commands, run_all
 from ..config_files import ConfigError, load_json, save_json, save_or_remove
 from ..hook_entries import is_hook_command
 
@@ -128,6 +129,33 @@ def installed(root: Path) -> list[str]:
                 for groups in hooks.values()):
             out.append(str(path))
     return out
+
+
+def doctor(root: Path) -> list[Check]:
+    """Each scope holding lintaid's hooks: the hooks run, the MCP server answers."""
+    regs = []
+    scopes: tuple[Scope, ...] = ("project", "user")
+    for scope in scopes:
+        path = settings_path(root, scope)
+        try:
+            hooks = group_commands(load_json(path).get("hooks"), _is_ours)
+        except ConfigError:
+            continue
+        if not hooks:
+            continue
+        mpath = mcp_path(root, scope)
+        try:
+            servers = load_json(mpath).get("mcpServers")
+        except ConfigError:
+            servers = None
+        entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
+        regs.append(Registration(PROVIDER_ARG, "Claude Code", scope, path, as_argv(hooks),
+                                 mpath, entry if isinstance(entry, dict) else None))
+    return run_all(regs, root)
+
+
+def _is_ours(handler: Any) -> bool:
+    return isinstance(handler, dict) and is_our_command(handler.get("command"))
 
 
 # --- hook handlers ----------------------------------------------------------------------------

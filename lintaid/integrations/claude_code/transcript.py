@@ -45,6 +45,7 @@ def parse_line(raw: bytes) -> Message | None:
         return None  # tool results, thinking-only lines, images
     timestamp = entry.get("timestamp")
     msg_id = message.get("id")
+    uuid = entry.get("uuid")
     stripped = text.lstrip()
     return Message(
         role=role,
@@ -53,6 +54,7 @@ def parse_line(raw: bytes) -> Message | None:
         paths=[redact(p) for p in paths],
         timestamp=timestamp if isinstance(timestamp, str) else None,
         message_id=msg_id if isinstance(msg_id, str) and role == "assistant" else None,
+        request_id=uuid if isinstance(uuid, str) and role == "user" else None,
         is_request=not _NOT_A_REQUEST_RE.match(stripped),
         is_result=not _NOT_A_RESULT_RE.match(stripped),
     )

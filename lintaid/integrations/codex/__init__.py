@@ -17,6 +17,7 @@ from lintaid.capture.transcript import Exchange, read_messages, summarize
 
 from ..base import (
     AgentClient,
+    Check,
     Commands,
     HookEvent,
     InstallReport,
@@ -25,7 +26,7 @@ from ..base import (
     text_field,
 )
 from . import install
-from .transcript import find_rollout, parse_line
+from .transcript import codex_home, find_rollout, parse_line
 
 CAPTURE_EVENTS: Final = {
     "Stop": "outcome",
@@ -79,3 +80,11 @@ class Codex(AgentClient):
 
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
+
+    def doctor(self, root: Path) -> list[Check]:
+        return install.doctor(root)
+
+    def config_files(self, root: Path) -> list[Path]:
+        # The project's .codex holds hooks.json and config.toml; $CODEX_HOME the rollouts.
+        return [install.config_dir(root, "project"), install.config_dir(root, "user"),
+                codex_home()]

@@ -17,7 +17,8 @@ from typing import Any, Final
 
 import tomlkit
 
-from ..base import Commands, InstallReport, Scope
+from ..base import Check, Commands, InstallReport, Scope
+from ..checks import Registration, as_argv, group_commands, notes_as_checks, run_all
 from ..config_files import (
     ConfigError,
     finish_removal,
@@ -140,6 +141,29 @@ def installed(root: Path) -> list[str]:
         if holds_ours(data.get("hooks"), OWNS):
             out.append(str(path))
     return out
+
+
+def doctor(root: Path) -> list[Check]:
+    regs = []
+    scopes: tuple[Scope, ...] = ("project", "user")
+    for scope in scopes:
+        path = hooks_path(root, scope)
+        try:
+            hooks = group_commands(load_json(path).get("hooks"), OWNS)
+        except ConfigError:
+            continue
+        if not hooks:
+            continue
+        toml_path = config_path(root, scope)
+        try:
+            servers = load_toml(toml_path).unwrap().get("mcp_servers")
+        except ConfigError:
+            servers = None
+        entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
+        regs.append(Registration(CLIENT, "Codex", scope, path, as_argv(hooks), toml_path,
+                                 entry if isinstance(entry, dict) else None))
+    return run_all(regs, root) + (notes_as_checks(CLIENT, _disabled_notes(root))
+                                  if regs else [])
 
 
 def _install_mcp(doc: tomlkit.TOMLDocument, path: Path, commands: Commands) -> list[str]:

@@ -15,10 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from lintaid.capture.transcript import Exchange, summarize
+from lintaid.capture.transcript import Exchange, summarize, turn_key
 
 from ..base import (
     AgentClient,
+    Check,
     Commands,
     HookEvent,
     InstallReport,
@@ -26,6 +27,7 @@ from ..base import (
     path_field,
     text_field,
 )
+from ..config_files import with_backups
 from . import install, transcript
 
 CAPTURE_EVENTS: Final = {
@@ -60,7 +62,12 @@ class Cursor(AgentClient):
         path: str | Path | None = event.transcript_path \
             or transcript.find_transcript(event.session_id)
         messages = transcript.read(str(path)) if path else []
-        return summarize(messages, event.last_message)
+        exchange = summarize(messages, event.last_message)
+        # Cursor's transcript has no ids or times; a generation is one prompt's turn.
+        generation = text_field(event.payload, "generation_id")
+        if generation and exchange.turn_id:
+            exchange.turn_id = turn_key(exchange.request, request_id=generation)
+        return exchange
 
     def output(self, event: HookEvent, context: str | None) -> dict[str, Any]:
         if not context:
@@ -79,3 +86,12 @@ class Cursor(AgentClient):
 
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
+
+    def doctor(self, root: Path) -> list[Check]:
+        return install.doctor(root)
+
+    def config_files(self, root: Path) -> list[Path]:
+        scopes: tuple[Scope, ...] = ("project", "user")
+        files = [path for scope in scopes
+                 for path in (install.hooks_path(root, scope), install.mcp_path(root, scope))]
+        return [*with_backups(files), transcript.cursor_home() / "projects"]

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
-from ..base import Commands, InstallReport, Scope
+from ..base import Check, Commands, InstallReport, Scope
+from ..checks import Registration, as_argv, flat_commands, run_all
 from ..config_files import ConfigError, load_json, save_json, save_or_remove
 from ..hook_entries import (
     MCP_SERVER_NAME,
@@ -117,6 +118,32 @@ def installed(root: Path) -> list[str]:
         if _holds_ours(data.get("hooks")):
             out.append(str(path))
     return out
+
+
+def doctor(root: Path) -> list[Check]:
+    regs = []
+    scopes: tuple[Scope, ...] = ("project", "user")
+    for scope in scopes:
+        path = hooks_path(root, scope)
+        try:
+            hooks = flat_commands(load_json(path).get("hooks"), OWNS)
+        except ConfigError:
+            continue
+        if not hooks:
+            continue
+        mpath = mcp_path(root, scope)
+        try:
+            servers = load_json(mpath).get("mcpServers")
+        except ConfigError:
+            servers = None
+        entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
+        if isinstance(entry, dict) and isinstance(entry.get("args"), list):
+            # Cursor expands its variable when it starts the server: so does the check.
+            entry = {**entry, "args": [str(a).replace(PROJECT_VARIABLE, str(root))
+                                       for a in entry["args"]]}
+        regs.append(Registration(CLIENT, "Cursor", scope, path, as_argv(hooks), mpath,
+                                 entry if isinstance(entry, dict) else None))
+    return run_all(regs, root)
 
 
 def _holds_ours(hooks: Any) -> bool:

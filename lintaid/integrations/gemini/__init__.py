@@ -13,11 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from lintaid.capture.transcript import Exchange, compact, summarize
+from lintaid.capture.transcript import Exchange, compact, summarize, turn_key
 from lintaid_client.redact import redact
 
 from ..base import (
     AgentClient,
+    Check,
     Commands,
     HookEvent,
     InstallReport,
@@ -25,6 +26,7 @@ from ..base import (
     path_field,
     text_field,
 )
+from ..config_files import with_backups
 from . import install, transcript
 
 CAPTURE_EVENTS: Final = {
@@ -61,7 +63,10 @@ class Gemini(AgentClient):
         exchange = summarize(messages, event.last_message)
         prompt = text_field(event.payload, "prompt") if event.name == "AfterAgent" else None
         if prompt:  # the recording may lag the turn; the payload does not
-            exchange.request = compact(redact(prompt))
+            request = compact(redact(prompt))
+            if request != exchange.request:  # lagging: the recording's id is another turn's
+                exchange.request = request
+                exchange.turn_id = turn_key(request)
         return exchange
 
     def output(self, event: HookEvent, context: str | None) -> dict[str, Any]:
@@ -78,3 +83,11 @@ class Gemini(AgentClient):
 
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
+
+    def doctor(self, root: Path) -> list[Check]:
+        return install.doctor(root)
+
+    def config_files(self, root: Path) -> list[Path]:
+        scopes: tuple[Scope, ...] = ("project", "user")
+        files = [install.settings_path(root, scope) for scope in scopes]
+        return [*with_backups(files), Path.home() / ".gemini" / "tmp"]

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
-from ..base import Commands, InstallReport, Scope
+from ..base import Check, Commands, InstallReport, Scope
+from ..checks import Registration, as_argv, group_commands, notes_as_checks, run_all
 from ..config_files import ConfigError, load_json, save_json, save_or_remove
 from ..hook_entries import (
     MCP_SERVER_NAME,
@@ -112,6 +113,27 @@ def installed(root: Path) -> list[str]:
         if holds_ours(settings.get("hooks"), OWNS):
             out.append(str(path))
     return out
+
+
+def doctor(root: Path) -> list[Check]:
+    regs = []
+    notes: list[str] = []
+    scopes: tuple[Scope, ...] = ("project", "user")
+    for scope in scopes:
+        path = settings_path(root, scope)
+        try:
+            settings = load_json(path)
+        except ConfigError:
+            continue
+        hooks = group_commands(settings.get("hooks"), OWNS)
+        if not hooks:
+            continue
+        servers = settings.get("mcpServers")
+        entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
+        regs.append(Registration(CLIENT, "Gemini CLI", scope, path, as_argv(hooks), path,
+                                 entry if isinstance(entry, dict) else None))
+        notes.extend(_disabled_notes(settings, path))
+    return run_all(regs, root) + notes_as_checks(CLIENT, notes)
 
 
 def _disabled_notes(settings: dict[str, Any], path: Path) -> list[str]:

@@ -84,6 +84,7 @@ def record(entry: Any) -> GeminiMessage | None:
         timestamp=timestamp if isinstance(timestamp, str) else None,
         is_request=not (role == "user" and _SLASH_COMMAND_RE.match(text.strip())),
         record_id=record_id if isinstance(record_id, str) else None,
+        request_id=record_id if isinstance(record_id, str) and role == "user" else None,
     )
 
 

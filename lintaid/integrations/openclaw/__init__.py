@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from lintaid.capture.transcript import Exchange, Message, summarize
+from lintaid.capture.transcript import Exchange, Message, summarize, turn_key
 from lintaid_client.redact import redact
 
-from ..base import AgentClient, Commands, HookEvent, InstallReport, Scope, text_field
+from ..base import AgentClient, Check, Commands, HookEvent, InstallReport, Scope, text_field
 from . import install
 
 CAPTURE_EVENTS: Final = {"agent_end": "outcome", "before_reset": "session-summary"}
@@ -47,7 +47,11 @@ class OpenClaw(AgentClient):
         raw = event.payload.get("messages")
         messages = [m for m in map(message, raw) if m is not None] \
             if isinstance(raw, list) else []
-        return summarize(messages)
+        exchange = summarize(messages)
+        run = text_field(event.payload, "run_id")  # one run answers one prompt
+        if run and exchange.turn_id:
+            exchange.turn_id = turn_key(exchange.request, request_id=run)
+        return exchange
 
     def output(self, event: HookEvent, context: str | None) -> dict[str, Any]:
         if not context or event.name not in INJECT_EVENTS:
@@ -62,6 +66,12 @@ class OpenClaw(AgentClient):
 
     def installed(self, root: Path) -> list[str]:
         return install.installed(root)
+
+    def doctor(self, root: Path) -> list[Check]:
+        return install.doctor(root)
+
+    def config_files(self, root: Path) -> list[Path]:
+        return [install.state_dir(), install.config_path()]
 
 
 def message(entry: Any) -> Message | None:

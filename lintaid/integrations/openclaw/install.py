@@ -18,7 +18,8 @@ import shutil
 from pathlib import Path
 from typing import Any, Final
 
-from ..base import Commands, InstallReport, Scope
+from ..base import Check, Commands, InstallReport, Scope
+from ..checks import Registration, run_all
 from ..config_files import ConfigError, load_json, save_json, save_or_remove
 from ..hook_entries import MCP_SERVER_NAME, mcp_entry, merge_mcp, object_at
 
@@ -196,3 +197,44 @@ def _remove_plugin() -> list[str]:
     except OSError:
         return [f"removed the lintaid plugin's files from {target} (other files left there)"]
     return [f"removed the lintaid plugin from {target}"]
+
+
+def doctor(root: Path) -> list[Check]:
+    """The plugin's files are the shipped ones and enabled, its hook command runs, the MCP
+    server answers."""
+    path = config_path()
+    try:
+        data = load_json(path)
+    except ConfigError:
+        return []
+    plugins = data.get("plugins")
+    entries = plugins.get("entries") if isinstance(plugins, dict) else None
+    entry = entries.get(PLUGIN_ID) if isinstance(entries, dict) else None
+    if not isinstance(entry, dict):
+        return []
+    config: dict[str, Any] = entry["config"] if isinstance(entry.get("config"), dict) else {}
+    pinned = config.get("project")
+    scope: Scope = "project" if pinned else "user"
+    checks: list[Check] = []
+    stale = [name for name in PLUGIN_FILES
+             if not (plugin_dir() / name).is_file()
+             or not filecmp.cmp(PLUGIN_SOURCE / name, plugin_dir() / name, shallow=False)]
+    fix = "lintaid install openclaw" + (" --user" if scope == "user" else "")
+    checks.append(Check("openclaw plugin", not stale and entry.get("enabled") is not False,
+                        f"{plugin_dir()}: " + (f"missing or changed: {', '.join(stale)}" if stale
+                                               else "the shipped files")
+                        + ("; disabled in " + str(path) if entry.get("enabled") is False
+                           else ""),
+                        fix if stale or entry.get("enabled") is False else ""))
+    if pinned and os.path.realpath(str(pinned)) != os.path.realpath(str(root)):
+        checks.append(Check("openclaw project", True, f"the plugin is pinned to {pinned}, "
+                            "not this project", "lintaid install openclaw --user (each run "
+                            "then uses its own workspace)", warn=True))
+    command = config.get("hookCommand")
+    hook = [*command, "openclaw", "agent_end"] if isinstance(command, list) else []
+    mcp = data.get("mcp")
+    servers = mcp.get("servers") if isinstance(mcp, dict) else None
+    server = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
+    reg = Registration("openclaw", "OpenClaw", scope, path, {"agent_end": hook}, path,
+                       server if isinstance(server, dict) else None)
+    return checks + run_all([reg], root)

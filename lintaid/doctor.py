@@ -1,0 +1,285 @@
+"""``lintaid doctor``: is everything lintaid needs in order, and if not, how to fix it.
+
+The generic checks live here: the daemon and its version, the privacy of ``.lint-ai/`` and
+of the socket, the indexes, the spool, the disk, the watcher, a pause. Each agent client
+checks its own hooks and MCP registration behind the seam (``AgentClient.doctor``). Nothing
+here changes anything, and nothing starts a daemon.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import time
+from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Final
+
+from lintaid_client import connection, paths, protocol
+from lintaid_client import spool as spool_files
+
+from . import __version__
+from .integrations import registry
+from .integrations.base import Check
+
+SPOOL_FULL: Final = 100  # events waiting: something keeps the daemon from draining
+SPOOL_STUCK_S: Final = 600.0  # an event this old was not drained
+DISK_MIN_FREE: Final = 200 * 2**20
+DISK_MIN_FRACTION: Final = 0.02
+SHOWN: Final = 5  # offending files named in a detail
+
+
+def run(root: Path) -> list[Check]:
+    """Every check, generic ones first, then each agent client's."""
+    status = _daemon_status(root)
+    checks = [_daemon(root, status), _files(root), _socket(root, status), *_indexes(root),
+              *_spool(root, status), _disk(root), *_watcher(status), *_pause(status)]
+    for name, client in registry.CLIENTS.items():
+        try:
+            checks.extend(client.doctor(root))
+        except Exception as err:  # a bug in one client's checks must not hide the rest
+            checks.append(Check(f"{name} checks", False, f"could not run: "
+                                f"{type(err).__name__}: {err}", "report this as a bug"))
+    return checks
+
+
+def to_dict(root: Path, checks: Iterable[Check]) -> dict[str, Any]:
+    found = list(checks)
+    problems = sum(not c.ok for c in found)
+    return {"root": str(root), "ok": problems == 0, "problems": problems,
+            "checks": [asdict(c) for c in found]}
+
+
+# -- the daemon ----------------------------------------------------------------------------------
+def _daemon_status(root: Path) -> dict[str, Any] | None:
+    """The daemon's own status, or None when it does not answer."""
+    with connection.Connection(root) as conn:
+        try:
+            data = conn.call("status", timeout=3.0)
+        except protocol.LintaidError:
+            return None
+    return data if isinstance(data, dict) else None
+
+
+def _pid_running(pid: Any) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (OSError, TypeError, ValueError):
+        return False
+    return True
+
+
+def _daemon(root: Path, status: dict[str, Any] | None) -> Check:
+    restart = f"lintaid stop --project {root} && lintaid start --project {root}"
+    if status is not None:
+        versions = status.get("versions") or {}
+        running = (versions.get("lintaid"), versions.get("protocol"))
+        if running != (__version__, protocol.VERSION):
+            return Check("daemon", False, f"pid {status.get('pid')} runs lintaid {running[0]} "
+                         f"(protocol {running[1]}); this install is {__version__} (protocol "
+                         f"{protocol.VERSION})", f"restart it on this version: {restart}")
+        return Check("daemon", True, f"running, pid {status.get('pid')}, lintaid "
+                     f"{__version__}, protocol {protocol.VERSION}")
+    held = connection.read_status(root)
+    if held is not None and _pid_running(held.get("pid")):
+        return Check("daemon", False, f"pid {held.get('pid')} holds {paths.status_path(root)} "
+                     "but does not answer", f"{restart} (stop escalates to SIGTERM and "
+                     "SIGKILL); `lintaid logs` may say why it hangs")
+    try:
+        failure = paths.start_error_path(root).read_text(errors="replace").strip()
+    except OSError:
+        failure = ""
+    if failure:
+        last = failure.splitlines()[-1].removeprefix("lintaid: ")
+        return Check("daemon", False, f"not running; its last start failed: {last}",
+                     f"fix that, then: lintaid start --project {root}")
+    if held is not None:
+        return Check("daemon", True, "not running; it stopped without removing its status "
+                     "file (a crash?); hooks and commands start it when needed",
+                     "`lintaid logs` shows its last lines", warn=True)
+    return Check("daemon", True, "not running; hooks and commands start it when needed")
+
+
+# -- privacy -------------------------------------------------------------------------------------
+def _loose(st: os.stat_result) -> bool:
+    return bool(st.st_mode & 0o077) or st.st_uid != os.getuid()
+
+
+def _describe(path: Path, st: os.stat_result) -> str:
+    owner = "" if st.st_uid == os.getuid() else f", owner uid {st.st_uid}"
+    return f"{path} ({stat.filemode(st.st_mode)}{owner})"
+
+
+def _files(root: Path) -> Check:
+    """``.lint-ai/`` 0700 and everything in it private to this user."""
+    state = paths.state_dir(root)
+    fix = f"chmod -R go-rwx {state}"
+    try:
+        top = state.lstat()
+    except FileNotFoundError:
+        return Check("files", True, f"{state} does not exist yet")
+    except OSError as err:
+        return Check("files", False, f"{state}: {err.strerror}", fix)
+    loose = [_describe(state, top)] if _loose(top) or not stat.S_ISDIR(top.st_mode) else []
+    seen = 1
+    for folder, dirs, files in os.walk(state):
+        for name in (*dirs, *files):
+            path = Path(folder) / name
+            try:
+                st = path.lstat()
+            except OSError:
+                continue  # gone meanwhile (a spool file drained)
+            seen += 1
+            if stat.S_ISLNK(st.st_mode):
+                continue
+            if _loose(st):
+                loose.append(_describe(path, st))
+    if loose:
+        if any("owner uid" in item for item in loose):
+            fix = f"chown -R {os.getuid()} {state} && {fix}"
+        more = f" and {len(loose) - SHOWN} more" if len(loose) > SHOWN else ""
+        return Check("files", False, "others can read or write: "
+                     + ", ".join(loose[:SHOWN]) + more, fix)
+    return Check("files", True, f"{seen} entries under {state}, private (0700 folders, "
+                 "0600 files)")
+
+
+def _socket(root: Path, status: dict[str, Any] | None) -> Check:
+    held = status or connection.read_status(root)
+    endpoint = str((held or {}).get("endpoint") or "")
+    if not endpoint.startswith("ipc://"):
+        return Check("socket", True, "no socket: the daemon is not running")
+    path = Path(endpoint.removeprefix("ipc://"))
+    problems = []
+    try:
+        st = path.lstat()
+        if not stat.S_ISSOCK(st.st_mode):
+            problems.append(f"{path} is not a socket")
+        elif _loose(st):
+            problems.append(f"{_describe(path, st)}: others may connect")
+    except FileNotFoundError:
+        problems.append(f"{path} is missing, though the daemon runs")
+    except OSError as err:
+        problems.append(f"{path}: {err.strerror}")
+    try:
+        folder = path.parent.lstat()
+        if _loose(folder) or not stat.S_ISDIR(folder.st_mode):
+            problems.append(f"{_describe(path.parent, folder)}: the folder must be 0700 "
+                            "and this user's")
+    except OSError as err:
+        problems.append(f"{path.parent}: {err.strerror}")
+    if problems:
+        return Check("socket", False, "; ".join(problems),
+                     f"chmod 700 {path.parent} && chmod 600 {path}, or restart the daemon "
+                     f"(lintaid stop && lintaid start), which makes both private again")
+    return Check("socket", True, f"{path}, 0600 in a 0700 folder")
+
+
+# -- data ----------------------------------------------------------------------------------------
+def _indexes(root: Path) -> list[Check]:
+    from .store.health import index_health
+
+    out = []
+    for name in ("memory", "workspace"):
+        health = index_health(root, name)
+        check_name = f"{name} index"
+        if not health.exists:
+            out.append(Check(check_name, True, f"{health.path} not built yet (the daemon "
+                             "builds it)"))
+        elif health.problem:
+            out.append(Check(check_name, False, f"{health.path} is {health.problem}",
+                             "the index is derived, so nothing is lost: restart the daemon "
+                             f"(lintaid stop --project {root} && lintaid start --project "
+                             f"{root}) and it is rebuilt from the databases"))
+        else:
+            out.append(Check(check_name, True, f"{health.docs} documents, readable"))
+    return out
+
+
+def _spooled_at(path: Path) -> float:
+    """When a spool file was written: its name starts with the time in nanoseconds."""
+    try:
+        return int(path.name.split("-", 1)[0]) / 1e9
+    except ValueError:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return time.time()
+
+
+def _spool(root: Path, status: dict[str, Any] | None) -> list[Check]:
+    pending = spool_files.pending(root)
+    out = []
+    age = time.time() - min(map(_spooled_at, pending)) if pending else 0.0
+    detail = f"{len(pending)} events waiting" + (f", the oldest {age:.0f}s old" if pending
+                                                   else "")
+    if len(pending) >= SPOOL_FULL or age > SPOOL_STUCK_S:
+        fix = ("the daemon runs but does not drain them: `lintaid logs` (spool_retry_later) "
+               "says why; a full disk or a read-only .lint-ai/ stops it"
+               if status is not None else
+               f"start the daemon, which drains them: lintaid start --project {root}"
+               " (`lintaid logs` says why it stopped)")
+        out.append(Check("spool", False, f"{paths.spool_dir(root)}: {detail}", fix))
+    else:
+        out.append(Check("spool", True, detail))
+    rejected = sorted(paths.spool_dir(root).glob("rejected/*.reason"))
+    if rejected:
+        out.append(Check("rejected events", False,
+                         f"{len(rejected)} events the daemon refused are kept in "
+                         f"{paths.spool_dir(root) / 'rejected'}",
+                         "read the .reason beside each, then delete the files"))
+    return out
+
+
+def _disk(root: Path) -> Check:
+    state = paths.state_dir(root)
+    where = state if state.exists() else root
+    try:
+        usage = shutil.disk_usage(where)
+    except OSError as err:
+        return Check("disk", False, f"{where}: {err.strerror}", "")
+    free = f"{usage.free / 2**30:.1f} GiB free of {usage.total / 2**30:.1f} GiB"
+    if usage.free < DISK_MIN_FREE or usage.free < usage.total * DISK_MIN_FRACTION:
+        return Check("disk", False, f"{free} on the file system of {where}: captures wait "
+                     "in the spool when the disk is full", "free some space there")
+    return Check("disk", True, free)
+
+
+# -- what the daemon says -------------------------------------------------------------------------
+def _watcher(status: dict[str, Any] | None) -> list[Check]:
+    if status is None:
+        return []
+    ws = status.get("workspace")
+    if not ws:
+        return [Check("watcher", True, "off: project files are not indexed (LINTAID_NO_WATCH=1,"
+                      " or it could not start: see `lintaid logs`)",
+                      "start the daemon without LINTAID_NO_WATCH=1 for file memory",
+                      warn=True)]
+    mode = ws.get("watcher_mode")
+    if ws.get("error") or ws.get("watcher_alive") is False:
+        return [Check("watcher", False, f"{mode}: {ws.get('error') or 'its observer stopped'}",
+                      "restart the daemon; `lintaid logs` says what failed")]
+    if mode == "polling":
+        return [Check("watcher", True, "polling (more CPU than inotify): the inotify watch "
+                      "limit was reached, or LINTAID_WATCHER=polling", "raise the limit: "
+                      "sudo sysctl fs.inotify.max_user_watches=524288, then restart the "
+                      "daemon", warn=True)]
+    return [Check("watcher", True, f"{mode}, {ws.get('files', 0)} files indexed")]
+
+
+def _pause(status: dict[str, Any] | None) -> list[Check]:
+    pause = (status or {}).get("pause") or {}
+    what = []
+    if pause.get("all"):
+        until = pause["all"].get("until")
+        what.append("everything " + ("until resumed" if until is None else
+                                     time.strftime("until %Y-%m-%d %H:%M",
+                                                   time.localtime(until))))
+    if pause.get("sessions"):
+        what.append(f"{len(pause['sessions'])} sessions")
+    if not what:
+        return []
+    return [Check("pause", True, "capture and injection paused: " + ", ".join(what),
+                  "lintaid resume", warn=True)]
