@@ -140,3 +140,20 @@ def m002_held_links(conn: sqlite3.Connection) -> None:
         ALTER TABLE records DROP COLUMN supersedes;
         DELETE FROM meta WHERE key = 'schema_version'
     """)
+
+
+@migration
+def m003_confirmations(conn: sqlite3.Connection) -> None:
+    """Explicit confirmations ("this is still true"): held state, one row each, never derived.
+
+    Staleness counts each as one confirmation and ages the record from the latest.
+    """
+    _script(conn, """
+        CREATE TABLE confirmations (
+            record_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            at REAL NOT NULL
+        );
+        CREATE INDEX confirmations_record ON confirmations(record_id, at)
+    """)
