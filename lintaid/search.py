@@ -28,11 +28,15 @@ from lintaid_client.models import Claim, Hit, Relation, SearchResult
 
 from .capture.record import normalize_user
 from .policy.history import is_history_query, strip_history_phrases
+from .policy.staleness import StalenessConfig
 from .store.index import boolean, millis
 from .store.memory import MemoryStore
+from .store_lint import StoreJudge
 
 CLAIM_BOOST = {"claims": 2.0}
 DEFAULT_WAIT_S = 5.0
+MAX_PAGES = 20
+"""Pages of ``top_k`` a search hiding expired records reads at most to fill its ``top_k``."""
 
 
 class WorkspaceReads(Protocol):
@@ -62,11 +66,23 @@ class SearchRequest:
 
 @dataclass
 class Reader:
-    """Everything a read needs: the memory store, the workspace, the writer's visibility."""
+    """Everything a read needs: the memory store, the workspace, the writer's visibility.
+
+    ``staleness``: the decay settings every hit is judged by. ``hide_expired``: current
+    (non-history) searches leave out records whose staleness is expired, as they leave out
+    superseded ones (the reader injection uses; ``StalenessConfig.inject_expired`` turns it
+    off).
+    """
 
     memory: MemoryStore
     workspace: WorkspaceReads | None = None
     wait_visible: WaitVisible | None = None
+    staleness: StalenessConfig = field(default_factory=StalenessConfig)
+    hide_expired: bool = False
+
+    @property
+    def judge(self) -> StoreJudge:
+        return StoreJudge(self.memory, self.staleness)
 
     # -- consistency -----------------------------------------------------------------------
     def settle(self, token: str | None, wait_s: float = DEFAULT_WAIT_S, *,
@@ -107,6 +123,11 @@ class Reader:
         ids = self.memory.list_ids(normalize_user(user_id), limit, offset, include_hidden)
         hits = self.hydrate(ids)
         return [hits[i] for i in ids if i in hits]
+
+    def lint(self, user_id: str | None, at: float | None = None,
+             only_flagged: bool = False) -> dict[str, Any]:
+        """The staleness report over every record a current read may show."""
+        return self.judge.lint(user_id, at, only_flagged)
 
     def history(self, record_id: str, user_id: str | None) -> list[dict[str, Any]]:
         """The audit trail of one record in mem0's history shape, oldest first."""
@@ -152,31 +173,45 @@ class Reader:
         if not history:
             policy.append(("not", index.term("status", "superseded")))
         searcher = index.searcher()
-        result = searcher.search(boolean([("must", text_query), *owner, *filters, *policy]),
-                                 limit=req.top_k, count=True)
+        query = boolean([("must", text_query), *owner, *filters, *policy])
         everything = boolean([("must", all_text), *owner, *filters])
-        hidden = _count(searcher.search(everything, limit=1, count=True)) - _count(result)
-        scored = [(str(searcher.doc(addr).get_first("id")), score)
-                  for score, addr in result.hits]
-        hits = self.hydrate([rid for rid, _ in scored], history=history, as_of=req.as_of)
-        out = []
-        for rid, score in scored:
-            hit = hits.get(rid)
-            if hit is not None:
-                hit.score = float(score)
-                out.append(hit)
+        hide = self.hide_expired and not history
+        out: list[Hit] = []
+        matched = dropped = offset = 0
+        for _page in range(MAX_PAGES if hide else 1):
+            result = searcher.search(query, limit=req.top_k, count=True, offset=offset)
+            matched = _count(result)
+            scored = [(str(searcher.doc(addr).get_first("id")), score)
+                      for score, addr in result.hits]
+            hits = self.hydrate([rid for rid, _ in scored], history=history, as_of=req.as_of,
+                                now=req.now)
+            for rid, score in scored:
+                hit = hits.get(rid)
+                if hit is None:
+                    continue
+                if hide and hit.staleness and hit.staleness.level == models.EXPIRED_LEVEL:
+                    dropped += 1  # expired by staleness: not shown until reconfirmed
+                    continue
+                if len(out) < req.top_k:
+                    hit.score = float(score)
+                    out.append(hit)
+            offset += req.top_k
+            if len(out) >= req.top_k or offset >= matched:
+                break
+        hidden = _count(searcher.search(everything, limit=1, count=True)) - matched + dropped
         return out, max(hidden, 0)
 
-    def hydrate(self, ids: list[str], *, history: bool = False,
-                as_of: float | None = None) -> dict[str, Hit]:
-        """Record ids as full hits: status, claims, relations and provenance."""
+    def hydrate(self, ids: list[str], *, history: bool = False, as_of: float | None = None,
+                now: float | None = None) -> dict[str, Hit]:
+        """Record ids as full hits: status, claims, relations, staleness and provenance."""
         if not ids:
             return {}
         store = self.memory
         rows = store.get_rows(ids)
         claims = store.claims_for(ids)
         relations = store.relations_for(ids)
-        now = time.time()
+        now = time.time() if now is None else now
+        staleness = self.judge.judge(ids, as_of or now)
         out: dict[str, Hit] = {}
         for rid in ids:
             row = rows.get(rid)
@@ -223,6 +258,7 @@ class Reader:
                 valid_at=row["valid_at"],
                 expires_at=row["expires_at"],
                 changed_files=changed,
+                staleness=staleness.get(rid),
             )
         return out
 
