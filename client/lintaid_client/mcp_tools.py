@@ -48,6 +48,7 @@ class SearchLine:
     summary: str
     location: str | None
     superseded_by: str | None
+    staleness: str | None  # fresh | aging | stale | expired (memory records only)
 
 
 @dataclass
@@ -64,6 +65,7 @@ class MemoryLine:
     summary: str
     source: str | None
     created_at: float | None
+    staleness: str | None
 
 
 @dataclass
@@ -78,6 +80,13 @@ class Added:
     event: str  # ADD (stored), NONE (already stored), SUPERSEDE (already stored; its link
     # was added), FORGOTTEN (stays forgotten)
     supersedes: str | None
+
+
+@dataclass
+class Confirmed:
+    id: str
+    event: str  # CONFIRM
+    confirmed_at: float | None
 
 
 @dataclass
@@ -134,8 +143,17 @@ def _search(raw: Any, args: dict[str, Any], root: Path) -> SearchLines:
             id=h.id, status=h.status or CURRENT, historical=bool(h.historical), store=h.store,
             score=round(float(h.score or 0.0), 4), summary=one_line(h.content),
             location=h.location() if h.store == WORKSPACE and h.path else None,
-            superseded_by=h.superseded_by) for h in hits],
+            superseded_by=h.superseded_by, staleness=_level(h)) for h in hits],
         hidden=int(raw.get("hidden") or 0), history=bool(raw.get("history")))
+
+
+def _level(hit: Hit) -> str | None:
+    return hit.staleness.level if hit.staleness else None
+
+
+def _confirm(raw: Any, args: dict[str, Any], root: Path) -> Confirmed:
+    return Confirmed(id=raw.get("id") or args["id"], event=raw.get("event") or "CONFIRM",
+                     confirmed_at=raw.get("confirmed_at"))
 
 
 def _get(raw: Any, args: dict[str, Any], root: Path) -> Hit:
@@ -145,7 +163,8 @@ def _get(raw: Any, args: dict[str, Any], root: Path) -> Hit:
 def _list(raw: Any, args: dict[str, Any], root: Path) -> MemoryLines:
     hits = [Hit.from_dict(h) for h in raw.get("results") or []]
     lines = [MemoryLine(id=h.id, status=h.status or CURRENT, summary=one_line(h.content),
-                        source=h.source, created_at=h.created_at) for h in hits]
+                        source=h.source, created_at=h.created_at, staleness=_level(h))
+             for h in hits]
     return MemoryLines(results=lines, count=len(lines))
 
 
@@ -192,6 +211,7 @@ VIEWS: Final[dict[str, tuple[type, Shape]]] = {
     "forget": (Forgotten, _forget),
     "supersede": (Superseded, _supersede),
     "history": (History, _history),
+    "confirm": (Confirmed, _confirm),
     "status": (Status, _status),
 }
 """op name -> (the result's dataclass, which is the output schema; how to build it)."""
