@@ -119,8 +119,9 @@ class StoreJudge:
             values = {(a.subject, a.value) for rid in rids for a in own[rid]}
             attributes = {(a.subject, a.attribute) for rid in rids for a in own[rid]
                           if a.attribute in person.SINGLE_VALUED and not a.leaves}
-            others = [(row["record_id"], row["at"], _assertion(row))
-                      for row in self.store.assertions_about(user, values, attributes)]
+            others = policy.Statements(
+                (row["record_id"], row["at"], _assertion(row))
+                for row in self.store.assertions_about(user, values, attributes))
             for rid in rids:
                 out[rid] = policy.weigh(rid, created[rid], own[rid], others)
         return out

@@ -301,28 +301,49 @@ Stated = tuple[str, float, Assertion]
 """(record id, when it was stated, the assertion)."""
 
 
+class Statements:
+    """Assertions of many records, found by what they may bear on: the same subject and value
+    (confirmations, leavings), or the same subject and single-valued attribute (a new value)."""
+
+    def __init__(self, stated: Iterable[Stated]) -> None:
+        self.by_value: dict[tuple[str, str], list[Stated]] = {}
+        self.by_attribute: dict[tuple[str, str], list[Stated]] = {}
+        for item in stated:
+            a = item[2]
+            self.by_value.setdefault((a.subject, a.value), []).append(item)
+            if a.attribute in facts.SINGLE_VALUED and not a.leaves:
+                self.by_attribute.setdefault((a.subject, a.attribute), []).append(item)
+
+    def bearing_on(self, a: Assertion) -> list[Stated]:
+        out = list(self.by_value.get((a.subject, a.value), ()))
+        if a.attribute in facts.SINGLE_VALUED and not a.leaves:
+            out.extend(s for s in self.by_attribute.get((a.subject, a.attribute), ())
+                       if s[2].value != a.value)
+        return out
+
+
 def weigh(record_id: str, at: float, own: Sequence[Assertion],
-          others: Iterable[Stated]) -> Evidence:
+          others: Statements) -> Evidence:
     """Evidence from assertions: a later record saying the same confirms; for each of this
     record's assertions the latest later record bearing on it decides whether it stands
     contradicted."""
-    related: dict[Assertion, list[tuple[float, str, str]]] = {}
-    for rid, when, theirs in others:
-        if rid == record_id or when <= at:
-            continue
-        for mine in own:
-            kind = facts.relation(mine, theirs)
-            if kind is not None:
-                related.setdefault(mine, []).append((when, rid, kind))
     confirmed: dict[str, float] = {}
     contradiction: tuple[float, str] | None = None
-    for events in related.values():
-        for when, rid, kind in events:
+    for mine in own:
+        latest: tuple[float, str, str] | None = None
+        for rid, when, theirs in others.bearing_on(mine):
+            if rid == record_id or when <= at:
+                continue
+            kind = facts.relation(mine, theirs)
+            if kind is None:
+                continue
             if kind == facts.CONFIRMS:
                 confirmed[rid] = max(when, confirmed.get(rid, when))
-        when, rid, kind = max(events)
-        if kind == facts.CONTRADICTS and (contradiction is None or when > contradiction[0]):
-            contradiction = (when, rid)
+            if latest is None or (when, rid, kind) > latest:
+                latest = (when, rid, kind)
+        if latest is not None and latest[2] == facts.CONTRADICTS:
+            if contradiction is None or latest[0] > contradiction[0]:
+                contradiction = (latest[0], latest[1])
     if contradiction is None:
         return Evidence(confirmed)
     return Evidence(confirmed, contradiction[1], contradiction[0])
@@ -483,6 +504,7 @@ def relate(facts_in: Sequence[Fact]) -> dict[str, Evidence]:
         for claim in record_claims(RecordInput(f.id, f.content, "note", created_at=f.created_at)):
             chains.setdefault(chain_key(claim), []).append(claim)
     relations = [r for claims in chains.values() for r in relate_chain(claims)]
+    statements = Statements(stated)
     into_record: dict[str, list[Relation]] = {}
     into_claim: dict[str, list[Relation]] = {}
     for rel in relations:
@@ -492,7 +514,7 @@ def relate(facts_in: Sequence[Fact]) -> dict[str, Evidence]:
     for f in facts_in:
         closure = confirmation_closure(f.id, into_record, into_claim)
         from_claims = relation_evidence(f.id, closure, times)
-        out[f.id] = weigh(f.id, f.created_at, own[f.id], stated).merged(from_claims)
+        out[f.id] = weigh(f.id, f.created_at, own[f.id], statements).merged(from_claims)
     return out
 
 
@@ -551,7 +573,7 @@ def verify_brief(items: Sequence[Mapping[str, Any]], max_chars: int = 160) -> st
 
 
 __all__ = ["CATEGORIES", "DEFAULT_RATES", "EPISODIC", "FLAGGED", "PERMANENT", "SYSTEM_FACT",
-           "TEXT", "THRESHOLDS", "ConfigError", "Evidence", "Fact", "StalenessConfig",
+           "TEXT", "THRESHOLDS", "ConfigError", "Evidence", "Fact", "StalenessConfig", "Statements",
            "at_least", "classify", "config_from", "confirmation_closure", "counts",
            "fact_category", "judge", "level_of", "parse_rates", "record_assertions", "relate",
            "relation_evidence", "report", "text_category", "verify_brief", "weigh"]
