@@ -8,6 +8,8 @@ same cases run against the real store in ``test_staleness_store.py`` and through
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 from lintaid.policy import staleness as st
 from lintaid.policy.assertions import Assertion, assertions, relation
@@ -223,3 +225,27 @@ def test_a_configured_rate_changes_the_level() -> None:
     slow = st.StalenessConfig(rates={**st.DEFAULT_RATES, st.PROJECT: 0.001})
     assert st.judge(f, st.Evidence(), T0).level == models.STALE
     assert st.judge(f, st.Evidence(), T0, slow).level == models.FRESH
+
+
+@settings(max_examples=300, deadline=None)
+@given(category=hs.sampled_from(st.CATEGORIES), count=hs.integers(0, 8),
+       inferred=hs.booleans(), contradicted=hs.booleans(),
+       rate=hs.one_of(hs.none(), hs.floats(0.0, 0.2)), penalty=hs.floats(0.0, 1.0))
+def test_projections_agree_with_judgements(category: str, count: int, inferred: bool,
+                                           contradicted: bool, rate: float | None,
+                                           penalty: float) -> None:
+    rates = dict(st.DEFAULT_RATES) if rate is None else {**st.DEFAULT_RATES, category: rate}
+    config = st.StalenessConfig(rates=rates, contradiction_penalty=penalty)
+    f = st.Fact("f", "x", T0, category, "agent_inferred" if inferred else None, count)
+    evidence = st.Evidence(contradicted_by="g", contradicted_at=T0) if contradicted \
+        else st.Evidence()
+    when = st.judge(f, evidence, T0, config).when
+    order = [name for name, _ in st.THRESHOLDS]
+    for name, at in when.items():
+        if at is None:
+            far = st.judge(f, evidence, T0 + 1_000_000 * DAY, config).level
+            assert order.index(far) < order.index(name) if far in order else True
+            continue
+        assert st.at_least(st.judge(f, evidence, at, config).level, name)
+        if at > T0:
+            assert not st.at_least(st.judge(f, evidence, at - 1, config).level, name)

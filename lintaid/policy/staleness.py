@@ -447,12 +447,16 @@ def judge(fact: Fact, evidence: Evidence, now: float,
 
     value = score(days)
     level = level_of(value)
+    factor = INFERRED_FACTOR if inferred else 1.0
+    offset = min(confirmations * CONFIRMATION_STEP, CONFIRMATION_CAP)
+    penalty = config.contradiction_penalty if contradicted else 0.0
     return Staleness(
         level=level, score=value, category=fact.category, age_days=days,
         action=ACTIONS[level], confirmations=confirmations, last_confirmed_at=last,
         contradicted_by=evidence.contradicted_by,
         reason=_reason(days, fact.category, rate, confirmations, last, evidence, inferred),
-        when={name: _crossing(score, threshold, ref) for name, threshold in THRESHOLDS},
+        when={name: _crossing(score, threshold, ref, rate, factor, offset, penalty)
+              for name, threshold in THRESHOLDS},
         checked_at=now,
     )
 
@@ -460,25 +464,31 @@ def judge(fact: Fact, evidence: Evidence, now: float,
 MAX_PROJECTED_DAYS: Final = 1_000_000
 
 
-def _crossing(score: Any, threshold: float, ref: float) -> float | None:
-    """When the score first reaches ``threshold`` (whole days after ``ref``), or None."""
-    if score(MAX_PROJECTED_DAYS) < threshold:
+def _crossing(score: Any, threshold: float, ref: float, rate: float, factor: float,
+              offset: float, penalty: float) -> float | None:
+    """When the score first reaches ``threshold`` (whole days after ``ref``), or None.
+
+    Solved from the formula, then settled against ``score`` itself (rounding, the floor of a
+    contradiction), so a projection and a judgement never disagree."""
+    if score(0) >= threshold:
+        return ref
+    if rate <= 0 or score(MAX_PROJECTED_DAYS) < threshold:
         return None
-    lo, hi = 0, MAX_PROJECTED_DAYS  # the score never falls with age: bisect
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if score(mid) >= threshold:
-            hi = mid
-        else:
-            lo = mid + 1
-    return ref + lo * DAY
+    guess = ((threshold - penalty) / factor + offset) / rate
+    day = max(0, math.ceil(min(float(MAX_PROJECTED_DAYS), guess) - 1e-9))
+    while day > 0 and score(day - 1) >= threshold:  # the score never falls with age
+        day -= 1
+    while score(day) < threshold:
+        day += 1
+    return ref + day * DAY
 
 
 def _reason(days: int, category: str, rate: float, confirmations: int, last: float | None,
             evidence: Evidence, inferred: bool) -> str:
     since = "last confirmed" if last is not None else "stated"
-    lifetime = (f"{category} facts expire after ~{math.ceil(0.8 / rate)} days"
-                if rate > 0 else f"{category} facts do not age")
+    expires = 0.8 / rate if rate > 0 else math.inf
+    lifetime = (f"{category} facts expire after ~{math.ceil(expires)} days"
+                if expires <= MAX_PROJECTED_DAYS else f"{category} facts do not age")
     parts = [f"{days} days since {since} ({lifetime})"]
     if confirmations:
         parts.append(f"confirmed {confirmations} time(s)")

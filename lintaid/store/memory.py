@@ -538,17 +538,20 @@ class MemoryStore:
         """Assertions of this user's believed records (not forgotten, not superseded) with a
         (subject, value) among ``values`` or a (subject, attribute) among ``attributes``."""
         out: dict[tuple[str, int], sqlite3.Row] = {}
-        base = ("SELECT a.* FROM assertions a JOIN records r ON r.id = a.record_id"
-                " LEFT JOIN record_state s ON s.record_id = a.record_id"
-                " WHERE a.user_id = ? AND r.forgotten_at IS NULL"
-                " AND COALESCE(s.status, 'current') != 'superseded' AND ({cond})")
         conn = self._read()
         for column, pairs in (("value", list(dict.fromkeys(values))),
                               ("attribute", list(dict.fromkeys(attributes)))):
             for chunk in batches(pairs, VARIABLE_BUDGET // 2 - 1):
-                cond = " OR ".join(f"(a.subject = ? AND a.{column} = ?)" for _ in chunk)
-                params = [normalize_user(user_id), *(x for pair in chunk for x in pair)]
-                for row in conn.execute(base.replace("{cond}", cond), params):
+                # keys first, each looked up in the (user, subject, column) index
+                sql = (f"WITH k(subject, key) AS (VALUES {', '.join(['(?, ?)'] * len(chunk))})"
+                       " SELECT a.* FROM k CROSS JOIN assertions a ON a.user_id = ?"
+                       f" AND a.subject = k.subject AND a.{column} = k.key"
+                       " JOIN records r ON r.id = a.record_id"
+                       " LEFT JOIN record_state s ON s.record_id = a.record_id"
+                       " WHERE r.forgotten_at IS NULL"
+                       " AND COALESCE(s.status, 'current') != 'superseded'")
+                params = [*(x for pair in chunk for x in pair), normalize_user(user_id)]
+                for row in conn.execute(sql, params):
                     out[(row["record_id"], row["n"])] = row
         return list(out.values())
 
