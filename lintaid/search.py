@@ -129,6 +129,12 @@ class Reader:
         """The staleness report over every record a current read may show."""
         return self.judge.lint(user_id, at, only_flagged)
 
+    def needs_verifying(self, user_id: str | None = None,
+                        limit: int = 5) -> list[dict[str, Any]]:
+        """For the SessionStart brief: the memories most likely out of date, worth asking
+        about (``policy.staleness.verify_brief`` words them)."""
+        return self.judge.needs_verifying(user_id, limit=limit)
+
     def history(self, record_id: str, user_id: str | None) -> list[dict[str, Any]]:
         """The audit trail of one record in mem0's history shape, oldest first."""
         row = self.memory.get_rows([record_id]).get(record_id)

@@ -31,6 +31,9 @@ from .store.memory import MemoryStore
 
 EXCERPT_CHARS = 300
 MAX_CONFIRMATION_DEPTH = 64
+MAX_VERIFY_CANDIDATES = 500
+AGING_AT = dict(policy.THRESHOLDS)[models.AGING]
+DAY = policy.DAY
 VERIFY_CATEGORIES = frozenset(policy.CATEGORIES) - {policy.EPISODIC}
 """What is worth checking: an old turn record just goes; an old decision or fact is asked
 about."""
@@ -141,16 +144,28 @@ class StoreJudge:
         return policy.report(judged, now, only_flagged)
 
     def needs_verifying(self, user_id: str | None = None, at: float | None = None,
-                        limit: int = 5) -> list[dict[str, Any]]:
+                        limit: int = 5, candidates: int = MAX_VERIFY_CANDIDATES
+                        ) -> list[dict[str, Any]]:
         """What a SessionStart brief should ask about: decisions and facts (not turn records)
         that are aging, stale or expired, most likely out of date first. Each entry: id,
-        content (an excerpt), category, level, action, score, age_days, reason."""
-        result = self.lint(user_id, at)
-        rows = [r for r in result["results"]
-                if r["level"] != models.FRESH and r["category"] in VERIFY_CATEGORIES]
-        rows.sort(key=lambda r: (-r["score"], r["id"]))
-        return [{k: r[k] for k in ("id", "content", "category", "level", "action", "score",
-                                    "age_days", "reason")} for r in rows[:limit]]
+        content (an excerpt), category, level, action, score, age_days, reason.
+
+        Only records that can be past fresh are judged (old enough for their category, or
+        contradicted, or about a person), at most ``candidates`` of them, oldest first: it
+        stays cheap at the start of a session whatever the store's size."""
+        now = time.time() if at is None else at
+        aged_before = {c: now - AGING_AT / (self.config.rate(c) * policy.INFERRED_FACTOR) * DAY
+                       for c in VERIFY_CATEGORIES if self.config.rate(c) > 0}
+        ids = self.store.verify_candidates(normalize_user(user_id), now, aged_before,
+                                           candidates)
+        judged = self.judge(ids, now)
+        texts = self.store.excerpts(ids, EXCERPT_CHARS)
+        rows = [(rid, s) for rid, s in judged.items()
+                if s.level != models.FRESH and s.category in VERIFY_CATEGORIES]
+        rows.sort(key=lambda item: (-item[1].score, item[0]))
+        return [{"id": rid, "content": _excerpt(texts.get(rid)), "category": s.category,
+                 "level": s.level, "action": s.action, "score": s.score,
+                 "age_days": s.age_days, "reason": s.reason} for rid, s in rows[:limit]]
 
 
 def _excerpt(text: str | None) -> str:

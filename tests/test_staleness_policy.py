@@ -249,3 +249,38 @@ def test_projections_agree_with_judgements(category: str, count: int, inferred: 
         assert st.at_least(st.judge(f, evidence, at, config).level, name)
         if at > T0:
             assert not st.at_least(st.judge(f, evidence, at - 1, config).level, name)
+
+
+def brute_weigh(rid: str, at: float, own: list[Assertion],
+                others: list[tuple[str, float, Assertion]]) -> st.Evidence:
+    """The rule as written: every later statement bearing on each assertion, the latest
+    deciding; what ``weigh`` computes by lookups."""
+    confirmed: dict[str, float] = {}
+    contradiction = None
+    for mine in own:
+        events = [(when, other, relation(mine, theirs)) for other, when, theirs in others
+                  if other != rid and when > at and relation(mine, theirs)]
+        for when, other, kind in events:
+            if kind == "confirms":
+                confirmed[other] = max(when, confirmed.get(other, when))
+        if events:
+            when, other, kind = max(events)
+            if kind == "contradicts" and (contradiction is None or when > contradiction[0]):
+                contradiction = (when, other)
+    if contradiction is None:
+        return st.Evidence(confirmed)
+    return st.Evidence(confirmed, contradiction[1], contradiction[0])
+
+
+assertion_st = hs.builds(Assertion, hs.sampled_from(["user", "alice"]),
+                         hs.sampled_from(["employer", "home", "tool", "*"]),
+                         hs.sampled_from(["acme", "globex", "delhi"]), hs.booleans())
+
+
+@settings(max_examples=300, deadline=None)
+@given(hs.lists(hs.tuples(hs.integers(0, 6), assertion_st), min_size=1, max_size=14))
+def test_weigh_by_lookup_equals_the_rule(said: list[tuple[int, Assertion]]) -> None:
+    stated = [(f"r{i}", float(t), a) for i, (t, a) in enumerate(said)]
+    lookup = st.Statements(stated)
+    for rid, at, mine in stated:
+        assert st.weigh(rid, at, [mine], lookup) == brute_weigh(rid, at, [mine], stated)

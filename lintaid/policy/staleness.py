@@ -25,9 +25,10 @@ export (``lintaid.lint``); both read the same rules here.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -302,24 +303,40 @@ Stated = tuple[str, float, Assertion]
 
 
 class Statements:
-    """Assertions of many records, found by what they may bear on: the same subject and value
-    (confirmations, leavings), or the same subject and single-valued attribute (a new value)."""
+    """Assertions of many records, in time order, found by what they may bear on: the same
+    subject and value (confirmations, leavings), or the same subject and single-valued
+    attribute (a newer, different value). Looking up what came after a time is a bisection,
+    so judging every record costs about what the confirmations found do, not the square of
+    how often something was said."""
 
     def __init__(self, stated: Iterable[Stated]) -> None:
-        self.by_value: dict[tuple[str, str], list[Stated]] = {}
-        self.by_attribute: dict[tuple[str, str], list[Stated]] = {}
+        by_value: dict[tuple[str, str], list[Stated]] = {}
+        by_attribute: dict[tuple[str, str], list[Stated]] = {}
         for item in stated:
             a = item[2]
-            self.by_value.setdefault((a.subject, a.value), []).append(item)
+            by_value.setdefault((a.subject, a.value), []).append(item)
             if a.attribute in facts.SINGLE_VALUED and not a.leaves:
-                self.by_attribute.setdefault((a.subject, a.attribute), []).append(item)
+                by_attribute.setdefault((a.subject, a.attribute), []).append(item)
+        self.by_value = {k: _timed(v) for k, v in by_value.items()}
+        self.by_attribute = {k: _timed(v) for k, v in by_attribute.items()}
 
-    def bearing_on(self, a: Assertion) -> list[Stated]:
-        out = list(self.by_value.get((a.subject, a.value), ()))
+    def after(self, a: Assertion, at: float) -> Iterator[Stated]:
+        """Statements later than ``at`` that may bear on ``a``: every one with its value, and
+        of those giving its attribute another value, the latest."""
+        times, items = self.by_value.get((a.subject, a.value), ((), ()))
+        yield from items[bisect.bisect_right(times, at):]
         if a.attribute in facts.SINGLE_VALUED and not a.leaves:
-            out.extend(s for s in self.by_attribute.get((a.subject, a.attribute), ())
-                       if s[2].value != a.value)
-        return out
+            times, items = self.by_attribute.get((a.subject, a.attribute), ((), ()))
+            first = bisect.bisect_right(times, at)
+            for item in reversed(items[first:]):
+                if item[2].value != a.value:
+                    yield item
+                    break
+
+
+def _timed(items: list[Stated]) -> tuple[list[float], list[Stated]]:
+    items.sort(key=lambda item: (item[1], item[0]))
+    return [item[1] for item in items], items
 
 
 def weigh(record_id: str, at: float, own: Sequence[Assertion],
@@ -331,8 +348,8 @@ def weigh(record_id: str, at: float, own: Sequence[Assertion],
     contradiction: tuple[float, str] | None = None
     for mine in own:
         latest: tuple[float, str, str] | None = None
-        for rid, when, theirs in others.bearing_on(mine):
-            if rid == record_id or when <= at:
+        for rid, when, theirs in others.after(mine, at):
+            if rid == record_id:
                 continue
             kind = facts.relation(mine, theirs)
             if kind is None:

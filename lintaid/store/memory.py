@@ -506,6 +506,39 @@ class MemoryStore:
             " AND (r.expires_at IS NULL OR r.expires_at > ?) ORDER BY r.created_at, r.id",
             (excerpt_chars, normalize_user(user_id), at, at)))
 
+    def verify_candidates(self, user_id: str, at: float, aged_before: dict[str, float],
+                          limit: int) -> list[str]:
+        """Records a current read may show at ``at`` that may need verifying, oldest first:
+        of a category in ``aged_before`` and created before its time there, or contradicted by
+        a claim relation, or asserting something about a person (which a later record may
+        contradict at any age)."""
+        if not aged_before:
+            return []
+        aged = " ".join("WHEN ? THEN r.created_at <= ?" for _ in aged_before)
+        params: list[Any] = [normalize_user(user_id), at, at]
+        params += [x for item in aged_before.items() for x in item]
+        params += list(aged_before)
+        params.append(limit)
+        return [r[0] for r in self._read().execute(
+            "SELECT r.id FROM records r JOIN record_category c ON c.record_id = r.id"
+            " LEFT JOIN record_state s ON s.record_id = r.id"
+            " WHERE r.user_id = ? AND r.forgotten_at IS NULL AND r.kind != 'prompt'"
+            " AND COALESCE(s.status, 'current') != 'superseded' AND r.created_at <= ?"
+            " AND (r.expires_at IS NULL OR r.expires_at > ?)"
+            f" AND ((CASE c.category {aged} ELSE 0 END)"
+            f" OR (c.category IN ({', '.join('?' * len(aged_before))}) AND ("
+            " EXISTS (SELECT 1 FROM relations x WHERE x.target_record = r.id"
+            " AND x.kind IN ('supersedes', 'conflicts_with'))"
+            " OR EXISTS (SELECT 1 FROM assertions a WHERE a.record_id = r.id"
+            " AND a.attribute != 'text'))))"
+            " ORDER BY r.created_at, r.id LIMIT ?", params)]
+
+    def excerpts(self, ids: Iterable[str], chars: int) -> dict[str, str]:
+        """The start of each record's text."""
+        return {r[0]: r[1] for r in in_batches(
+            self._read(), "SELECT id, substr(content, 1, ?) FROM records WHERE id IN ({ids})",
+            ids, (chars,))}
+
     def confirmation_rows(self, ids: Iterable[str]) -> list[sqlite3.Row]:
         """Explicit confirmations of these records: (n, record_id, at)."""
         return in_batches(self._read(), "SELECT rowid AS n, record_id, at FROM confirmations"
