@@ -529,11 +529,10 @@ def lint(file: Path | None, project: Path | None, fmt: str, enrich_to: Path | No
             if enrich_to is not None:
                 count = linting.enrich(export, result, enrich_to)
                 click.echo(f"wrote {count} documents to {enrich_to}", err=True)
+            result = linting.narrow(result, bool(values.get("only_flagged")),
+                                    values.get("limit"))
         except (ValueError, OSError) as err:  # ExportError, ConfigError, a bad --at
             fail(str(err))
-        if values.get("only_flagged"):
-            result = {**result, "results": [r for r in result["results"]
-                                            if r["level"] in ("stale", "expired")]}
         noun = "facts"
     if as_json:
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))

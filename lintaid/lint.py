@@ -150,14 +150,24 @@ def load_export(path: Path, fmt: str = "json", now: float | None = None) -> Expo
     return Export(path, docs, facts, wrapped)
 
 
-def audit(export: Export, now: float | None = None, config: StalenessConfig | None = None,
-          only_flagged: bool = False) -> dict[str, Any]:
-    """The export judged against itself: the lint report (``policy.report``)."""
+def audit(export: Export, now: float | None = None,
+          config: StalenessConfig | None = None) -> dict[str, Any]:
+    """The export judged against itself: the whole lint report (``policy.report``)."""
     now = time.time() if now is None else now
     evidence = policy.relate(export.facts)
     judged = [(f.id, f.content, policy.judge(f, evidence[f.id], now, config))
               for f in export.facts]
-    return policy.report(judged, now, only_flagged)
+    return policy.report(judged, now)
+
+
+def narrow(result: Mapping[str, Any], only_flagged: bool = False,
+           limit: int | None = None) -> dict[str, Any]:
+    """A whole report as ``policy.report`` narrows it: only the flagged rows, at most
+    ``limit`` of them; the counts stay complete."""
+    rows = [r for r in result["results"] if not only_flagged or r["level"] in policy.FLAGGED]
+    shown = rows if limit is None else rows[:limit]
+    return {**result, "results": shown,
+            "omitted": result.get("omitted", 0) + len(rows) - len(shown)}
 
 
 def iso(epoch: float | None) -> str | None:
@@ -221,6 +231,8 @@ def table(result: Mapping[str, Any], noun: str = "records") -> list[str]:
 
     out = [line(COLUMNS)] if rows else []
     out.extend(line(row) for row in rows)
+    if result.get("omitted"):
+        out.append(f"... {result['omitted']} more not listed (--limit)")
     out.append(summary(result, noun))
     return out
 

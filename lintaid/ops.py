@@ -234,7 +234,7 @@ def op_confirm(s: Services, args: Args) -> Future[Args]:
 
 
 def op_lint(s: Services, args: Args) -> Args:
-    return s.reader.lint(args["user_id"], args["at"], args["only_flagged"])
+    return s.reader.lint(args["user_id"], args["at"], args["only_flagged"], args["limit"])
 
 
 def op_reindex(s: Services, args: Args) -> Future[Args]:

@@ -124,10 +124,10 @@ class Reader:
         hits = self.hydrate(ids)
         return [hits[i] for i in ids if i in hits]
 
-    def lint(self, user_id: str | None, at: float | None = None,
-             only_flagged: bool = False) -> dict[str, Any]:
+    def lint(self, user_id: str | None, at: float | None = None, only_flagged: bool = False,
+             limit: int | None = None) -> dict[str, Any]:
         """The staleness report over every record a current read may show."""
-        return self.judge.lint(user_id, at, only_flagged)
+        return self.judge.lint(user_id, at, only_flagged, limit)
 
     def needs_verifying(self, user_id: str | None = None,
                         limit: int = 5) -> list[dict[str, Any]]:

@@ -130,8 +130,8 @@ class StoreJudge:
         return out
 
     # -- the whole store ---------------------------------------------------------------------
-    def lint(self, user_id: str | None, at: float | None = None,
-             only_flagged: bool = False) -> dict[str, Any]:
+    def lint(self, user_id: str | None, at: float | None = None, only_flagged: bool = False,
+             limit: int | None = None) -> dict[str, Any]:
         """Every record a current read may show, judged: a report (see ``report``)."""
         now = time.time() if at is None else at
         rows = self.store.lint_rows(normalize_user(user_id), now, EXCERPT_CHARS)
@@ -141,7 +141,7 @@ class StoreJudge:
         judged = [(r["id"], _excerpt(r["excerpt"]),
                    policy.judge(self._fact(r), evidence[r["id"]], now, self.config))
                   for r in rows]
-        return policy.report(judged, now, only_flagged)
+        return policy.report(judged, now, only_flagged, limit)
 
     def needs_verifying(self, user_id: str | None = None, at: float | None = None,
                         limit: int = 5, candidates: int = MAX_VERIFY_CANDIDATES

@@ -81,6 +81,13 @@ def test_only_flagged_lists_stale_and_expired_but_counts_everything(tmp_path: Pa
     assert flagged["counts"] == full["counts"]
     assert {r["level"] for r in flagged["results"]} == {"stale", "expired"}
     assert len(flagged["results"]) == full["counts"]["stale"] + full["counts"]["expired"]
+    two = json.loads(lint(str(EXPORT), "--at", AT, "--json", "--limit", "2",
+                          cwd=tmp_path).stdout)
+    assert two["results"] == full["results"][:2] and two["omitted"] == full["total"] - 2
+    table = lint(str(EXPORT), "--at", AT, "--limit", "2", cwd=tmp_path).stdout.splitlines()
+    assert len(table) == 5 and table[3] == f"... {full['total'] - 2} more not listed (--limit)"
+    refused = lint(str(EXPORT), "--limit", "6000", cwd=tmp_path)
+    assert refused.returncode == 2 and "--limit" in refused.stderr
 
 
 def write_export(path: Path, entries: list[dict[str, Any]]) -> Path:
@@ -189,6 +196,8 @@ def test_lint_over_the_store_gates_ci_and_confirm_resets(daemon: Path) -> None:
     assert run_cli(daemon, "lint", "--fail-on", "expired").returncode == 0
     data = run_json(daemon, "lint", "--only-flagged")
     assert [r["id"] for r in data["results"]] == [pin_id] and data["total"] == 3
+    one = run_json(daemon, "lint", "--limit", "1")
+    assert [r["id"] for r in one["results"]] == [pin_id] and one["omitted"] == 2
     assert run_cli(daemon, "confirm", pin_id).stdout.strip() == f"confirmed: {pin_id}"
     assert run_cli(daemon, "lint", "--fail-on", "stale").returncode == 0
     got = run_json(daemon, "get", pin_id)["staleness"]

@@ -40,6 +40,7 @@ MAX_META_DEPTH: Final = 8
 MAX_BATCH: Final = 1000
 MAX_TOP_K: Final = 100
 MAX_LIST: Final = 1000
+MAX_LINT: Final = 5000  # rows of a lint report: well within a message's 8 MiB
 STORES: Final = ("memory", "workspace", "all")
 TIME_HELP: Final = "ISO 8601, UTC unless it names a zone, or epoch seconds"
 
@@ -198,6 +199,8 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
        "flag, discard).", (
         Arg("only_flagged", BOOL, "list only stale and expired memories (counts stay "
             "complete)", default=False),
+        Arg("limit", INT, "list at most this many, most likely out of date first (counts "
+            "stay complete)", default=1000, lo=1, hi=MAX_LINT),
         Arg("at", TIME, f"judge as of this time instead of now ({TIME_HELP})"),
         USER,
     )),

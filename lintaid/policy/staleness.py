@@ -571,17 +571,25 @@ def at_least(level: str, floor: str) -> bool:
 
 
 def report(judged: Iterable[tuple[str, str, Staleness]], checked_at: float,
-           only_flagged: bool = False) -> dict[str, Any]:
+           only_flagged: bool = False, limit: int | None = None) -> dict[str, Any]:
     """A lint report: ``total`` and ``counts`` per level over everything judged, and
     ``results`` (``id``, ``content`` and the staleness fields; most likely out of date first),
-    only the flagged ones (stale, expired) with ``only_flagged``. The same shape for the store
-    and for an export, so one printer serves both."""
+    only the flagged ones (stale, expired) with ``only_flagged``, at most ``limit`` of them
+    (``omitted`` says how many more there were). The same shape for the store and for an
+    export, so one printer serves both."""
     items = list(judged)
-    rows = [{"id": rid, "content": content, **s.to_dict()} for rid, content, s in items
-            if not only_flagged or s.level in FLAGGED]
-    rows.sort(key=lambda r: (-r["score"], r["id"]))
+    chosen = [(rid, content, s) for rid, content, s in items
+              if not only_flagged or s.level in FLAGGED]
+    chosen.sort(key=lambda item: (-item[2].score, item[0]))
+    shown = chosen if limit is None else chosen[:limit]
+    rows = []
+    for rid, content, s in shown:
+        row = {"id": rid, "content": content, **s.to_dict()}
+        del row["checked_at"]  # the report's own
+        rows.append(row)
     return {"checked_at": checked_at, "total": len(items),
-            "counts": counts(s.level for _, _, s in items), "results": rows}
+            "counts": counts(s.level for _, _, s in items), "results": rows,
+            "omitted": len(chosen) - len(shown)}
 
 
 def verify_brief(items: Sequence[Mapping[str, Any]], max_chars: int = 160) -> str | None:
