@@ -211,6 +211,13 @@ def test_lint_over_the_store_gates_ci_and_confirm_resets(daemon: Path) -> None:
     rows_later = {r["id"]: r for r in run_json(daemon, "lint", "--at", later)["results"]}
     assert rows_later[ids[0]]["level"] == "aging"
     assert run_cli(daemon, "confirm", "m-nope", check=False).returncode == 1
+    # stating a stored text again confirms it (an import of items does not)
+    added = run_json(daemon, "add", "Deploys go through Helm.")
+    again = run_json(daemon, "add", "Deploys go through Helm.")
+    assert again == {"id": added["id"], "event": "NONE"}
+    assert run_json(daemon, "get", added["id"])["staleness"]["confirmations"] == 1
+    m.add_many([{"content": "Deploys go through Helm.", "source": "cli"}])
+    assert run_json(daemon, "get", added["id"])["staleness"]["confirmations"] == 1
 
 
 def test_a_captured_turn_confirms_an_older_decision(daemon: Path, tmp_path: Path) -> None:
