@@ -374,14 +374,15 @@ class Memory:
                                                    "user_id": self._user(user_id)}))
 
     def lint(self, user_id: str | None = None, *, only_flagged: bool = False,
-             at: TimeLike | None = None) -> dict[str, Any]:
+             at: TimeLike | None = None, limit: int | None = None) -> dict[str, Any]:
         """Every record a search may show, judged for staleness (as of ``at``, default now):
         ``{"checked_at", "total", "counts": {level: n}, "results": [{"id", "content",
         "category", "age_days", "score", "level", "action", "confirmations",
         "contradicted_by", "reason", "when", ...}]}``, most likely out of date first;
-        ``only_flagged`` keeps the stale and expired ones (the counts stay complete)."""
+        ``only_flagged`` keeps the stale and expired ones, ``limit`` at most that many (1,000
+        unless given; ``omitted`` says how many more); the counts stay complete."""
         return self._call("lint", {"user_id": self._user(user_id),
-                                   "only_flagged": only_flagged,
+                                   "only_flagged": only_flagged, "limit": limit,
                                    "at": to_epoch(at, name="at")})
 
     def status(self) -> dict[str, Any]:
