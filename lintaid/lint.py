@@ -154,7 +154,7 @@ def audit(export: Export, now: float | None = None,
           config: StalenessConfig | None = None) -> dict[str, Any]:
     """The export judged against itself: the whole lint report (``policy.report``)."""
     now = time.time() if now is None else now
-    evidence = policy.relate(export.facts)
+    evidence = policy.relate(export.facts, now)
     judged = [(f.id, f.content, policy.judge(f, evidence[f.id], now, config))
               for f in export.facts]
     return policy.report(judged, now)

@@ -61,7 +61,7 @@ class StoreJudge:
         rows = self.store.staleness_rows(ids)
         facts = {rid: self._fact(row) for rid, row in rows.items()}
         evidence = self.evidence(list(facts), {rid: row["user_id"] for rid, row in rows.items()},
-                                 {rid: row["created_at"] for rid, row in rows.items()})
+                                 {rid: row["created_at"] for rid, row in rows.items()}, now)
         return {rid: policy.judge(fact, evidence[rid], now, self.config)
                 for rid, fact in facts.items()}
 
@@ -70,17 +70,18 @@ class StoreJudge:
                            category=row["category"] or policy.UNKNOWN, source=row["source"])
 
     # -- evidence ----------------------------------------------------------------------------
-    def evidence(self, ids: list[str], users: dict[str, str],
-                 created: dict[str, float]) -> dict[str, policy.Evidence]:
-        out = self._from_relations(ids)
-        for rid, found in self._from_assertions(ids, users, created).items():
+    def evidence(self, ids: list[str], users: dict[str, str], created: dict[str, float],
+                 until: float) -> dict[str, policy.Evidence]:
+        """What was known at ``until`` about each record (later records not yet)."""
+        out = self._from_relations(ids, until)
+        for rid, found in self._from_assertions(ids, users, created, until).items():
             out[rid] = out[rid].merged(found)
         for row in self.store.confirmation_rows(ids):
             rid = row["record_id"]
             out[rid] = out[rid].merged(policy.Evidence({f"confirm:{row['n']}": row["at"]}))
         return out
 
-    def _from_relations(self, ids: list[str]) -> dict[str, policy.Evidence]:
+    def _from_relations(self, ids: list[str], until: float) -> dict[str, policy.Evidence]:
         into_record: dict[str, list[Relation]] = {}
         retired: set[str] = set()
         frontier: set[str] = set()
@@ -107,10 +108,11 @@ class StoreJudge:
         closures = {rid: policy.confirmation_closure(rid, into_record, into_claim) for rid in ids}
         sources = {r.source_record for rels in closures.values() for r in rels}
         at = self.store.created_times(sources)
-        return {rid: policy.relation_evidence(rid, closures[rid], at, retired) for rid in ids}
+        return {rid: policy.relation_evidence(rid, closures[rid], at, retired, until)
+                for rid in ids}
 
     def _from_assertions(self, ids: list[str], users: dict[str, str],
-                         created: dict[str, float]) -> dict[str, policy.Evidence]:
+                         created: dict[str, float], until: float) -> dict[str, policy.Evidence]:
         own: dict[str, list[person.Assertion]] = {}
         for row in self.store.assertion_rows(ids):
             own.setdefault(row["record_id"], []).append(_assertion(row))
@@ -126,7 +128,7 @@ class StoreJudge:
                 (row["record_id"], row["at"], _assertion(row))
                 for row in self.store.assertions_about(user, values, attributes))
             for rid in rids:
-                out[rid] = policy.weigh(rid, created[rid], own[rid], others)
+                out[rid] = policy.weigh(rid, created[rid], own[rid], others, until)
         return out
 
     # -- the whole store ---------------------------------------------------------------------
@@ -137,7 +139,7 @@ class StoreJudge:
         rows = self.store.lint_rows(normalize_user(user_id), now, EXCERPT_CHARS)
         ids = [r["id"] for r in rows]
         evidence = self.evidence(ids, {r["id"]: r["user_id"] for r in rows},
-                                 {r["id"]: r["created_at"] for r in rows})
+                                 {r["id"]: r["created_at"] for r in rows}, now)
         judged = [(r["id"], _excerpt(r["excerpt"]),
                    policy.judge(self._fact(r), evidence[r["id"]], now, self.config))
                   for r in rows]

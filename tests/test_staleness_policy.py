@@ -252,14 +252,14 @@ def test_projections_agree_with_judgements(category: str, count: int, inferred: 
 
 
 def brute_weigh(rid: str, at: float, own: list[Assertion],
-                others: list[tuple[str, float, Assertion]]) -> st.Evidence:
-    """The rule as written: every later statement bearing on each assertion, the latest
-    deciding; what ``weigh`` computes by lookups."""
+                others: list[tuple[str, float, Assertion]], until: float) -> st.Evidence:
+    """The rule as written: every later statement (known by ``until``) bearing on each
+    assertion, the latest deciding; what ``weigh`` computes by lookups."""
     confirmed: dict[str, float] = {}
     contradiction = None
     for mine in own:
         events = [(when, other, relation(mine, theirs)) for other, when, theirs in others
-                  if other != rid and when > at and relation(mine, theirs)]
+                  if other != rid and at < when <= until and relation(mine, theirs)]
         for when, other, kind in events:
             if kind == "confirms":
                 confirmed[other] = max(when, confirmed.get(other, when))
@@ -278,9 +278,19 @@ assertion_st = hs.builds(Assertion, hs.sampled_from(["user", "alice"]),
 
 
 @settings(max_examples=300, deadline=None)
-@given(hs.lists(hs.tuples(hs.integers(0, 6), assertion_st), min_size=1, max_size=14))
-def test_weigh_by_lookup_equals_the_rule(said: list[tuple[int, Assertion]]) -> None:
+@given(hs.lists(hs.tuples(hs.integers(0, 6), assertion_st), min_size=1, max_size=14),
+       hs.integers(0, 7))
+def test_weigh_by_lookup_equals_the_rule(said: list[tuple[int, Assertion]], until: int) -> None:
     stated = [(f"r{i}", float(t), a) for i, (t, a) in enumerate(said)]
     lookup = st.Statements(stated)
     for rid, at, mine in stated:
-        assert st.weigh(rid, at, [mine], lookup) == brute_weigh(rid, at, [mine], stated)
+        assert st.weigh(rid, at, [mine], lookup, until) == brute_weigh(rid, at, [mine], stated,
+                                                                       until)
+
+
+def test_judged_as_of_a_time_an_earlier_contradiction_still_counts() -> None:
+    facts = [fact("a", "User works at Acme", 300), fact("b", "User works at Globex", 200),
+             fact("c", "User left Globex", 10)]
+    then = st.relate(facts, until=T0 - 100 * DAY)
+    assert then["a"].contradicted_by == "b" and then["b"].contradicted_by is None
+    assert st.relate(facts)["b"].contradicted_by == "c"

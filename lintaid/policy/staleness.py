@@ -320,15 +320,19 @@ class Statements:
         self.by_value = {k: _timed(v) for k, v in by_value.items()}
         self.by_attribute = {k: _timed(v) for k, v in by_attribute.items()}
 
-    def after(self, a: Assertion, at: float) -> Iterator[Stated]:
-        """Statements later than ``at`` that may bear on ``a``: every one with its value, and
-        of those giving its attribute another value, the latest."""
+    def after(self, a: Assertion, at: float, until: float | None = None) -> Iterator[Stated]:
+        """Statements later than ``at`` (and not after ``until``) that may bear on ``a``:
+        every one with its value, and of those giving its attribute another value, the
+        latest."""
+        def window(times: Sequence[float]) -> slice:
+            end = len(times) if until is None else bisect.bisect_right(times, until)
+            return slice(bisect.bisect_right(times, at), end)
+
         times, items = self.by_value.get((a.subject, a.value), ((), ()))
-        yield from items[bisect.bisect_right(times, at):]
+        yield from items[window(times)]
         if a.attribute in facts.SINGLE_VALUED and not a.leaves:
             times, items = self.by_attribute.get((a.subject, a.attribute), ((), ()))
-            first = bisect.bisect_right(times, at)
-            for item in reversed(items[first:]):
+            for item in reversed(items[window(times)]):
                 if item[2].value != a.value:
                     yield item
                     break
@@ -339,16 +343,16 @@ def _timed(items: list[Stated]) -> tuple[list[float], list[Stated]]:
     return [item[1] for item in items], items
 
 
-def weigh(record_id: str, at: float, own: Sequence[Assertion],
-          others: Statements) -> Evidence:
+def weigh(record_id: str, at: float, own: Sequence[Assertion], others: Statements,
+          until: float | None = None) -> Evidence:
     """Evidence from assertions: a later record saying the same confirms; for each of this
     record's assertions the latest later record bearing on it decides whether it stands
-    contradicted."""
+    contradicted. Statements after ``until`` are not known yet."""
     confirmed: dict[str, float] = {}
     contradiction: tuple[float, str] | None = None
     for mine in own:
         latest: tuple[float, str, str] | None = None
-        for rid, when, theirs in others.after(mine, at):
+        for rid, when, theirs in others.after(mine, at, until):
             if rid == record_id:
                 continue
             kind = facts.relation(mine, theirs)
@@ -385,16 +389,18 @@ def confirmation_closure(record_id: str, into_record: Mapping[str, Sequence[Rela
 
 
 def relation_evidence(record_id: str, closure: Iterable[Relation], at: Mapping[str, float],
-                      retired: Collection[str] = ()) -> Evidence:
+                      retired: Collection[str] = (), until: float | None = None) -> Evidence:
     """Evidence from the policy engine's claim relations (``confirmation_closure``): each
     other record confirming, at its time ``at[record]`` (records absent from ``at`` no longer
     count); and the newest record superseding or conflicting with one of this record's claims
-    that is not ``retired`` (a retired claim is already left out wherever it is shown)."""
+    that is not ``retired`` (a retired claim is already left out wherever it is shown).
+    Records after ``until`` are not known yet."""
     confirmed: dict[str, float] = {}
     contradiction: tuple[float, str] | None = None
     for rel in closure:
         source = rel.source_record
-        if source == record_id or source not in at:
+        if source == record_id or source not in at or (until is not None
+                                                       and at[source] > until):
             continue
         if rel.kind == CONFIRMS:
             confirmed[source] = at[source]
@@ -517,9 +523,10 @@ def _reason(days: int, category: str, rate: float, confirmations: int, last: flo
 
 
 # -- a set of facts on its own (a memory export) -----------------------------------------------
-def relate(facts_in: Sequence[Fact]) -> dict[str, Evidence]:
+def relate(facts_in: Sequence[Fact], until: float | None = None) -> dict[str, Evidence]:
     """Evidence among the facts themselves, by the same rules as the store: claim chains
-    (one scope: the export is one user's), assertions about people, the same words."""
+    (one scope: the export is one user's), assertions about people, the same words; facts
+    stated after ``until`` are not known yet."""
     times = {f.id: f.created_at for f in facts_in}
     stated: list[Stated] = []
     own: dict[str, list[Assertion]] = {}
@@ -540,8 +547,9 @@ def relate(facts_in: Sequence[Fact]) -> dict[str, Evidence]:
     out: dict[str, Evidence] = {}
     for f in facts_in:
         closure = confirmation_closure(f.id, into_record, into_claim)
-        from_claims = relation_evidence(f.id, closure, times)
-        out[f.id] = weigh(f.id, f.created_at, own[f.id], statements).merged(from_claims)
+        from_claims = relation_evidence(f.id, closure, times, until=until)
+        out[f.id] = weigh(f.id, f.created_at, own[f.id], statements,
+                          until).merged(from_claims)
     return out
 
 
