@@ -239,6 +239,7 @@ def table(result: Mapping[str, Any], noun: str = "records") -> list[str]:
 
 def summary(result: Mapping[str, Any], noun: str = "records") -> str:
     c = result["counts"]
+    noun = noun.removesuffix("s") if result["total"] == 1 else noun
     return (f"Checked {result['total']} {noun}: {c['fresh']} fresh, {c['aging']} aging, "
             f"{c['stale']} stale, {c['expired']} expired")
 
