@@ -559,6 +559,81 @@ def list_(root: Path, as_json: bool, **values: Any) -> None:
 
 @main.command()
 @project_option
+@op_options("confirm")
+@json_flag
+def confirm(root: Path, as_json: bool, **values: Any) -> None:
+    """Confirm a memory is still true: its staleness is measured from now."""
+    result = call(root, "confirm", {**op_args("confirm", values), "actor": "cli"})
+    click.echo(json.dumps(result) if as_json else f"confirmed: {result['id']}")
+
+
+@main.command()
+@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--project", "project",
+              type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+              help="Project root (default: found from the working directory).")
+@op_options("lint")
+@click.option("--format", "fmt", type=click.Choice(["json", "mem0"]), default="json",
+              show_default=True, help="FILE's format: memlint's JSON list, or a mem0 export.")
+@click.option("--enrich", "enrich_to", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write FILE's documents back here with memlint_score, memlint_level, "
+                   "memlint_age_days and memlint_checked_at added.")
+@click.option("--fail-on", type=click.Choice(["stale", "expired"]), default=None,
+              help="Exit 1 when a record is at this level or beyond (for CI).")
+@json_flag
+def lint(file: Path | None, project: Path | None, fmt: str, enrich_to: Path | None,
+         fail_on: str | None, as_json: bool, **values: Any) -> None:
+    """Judge memories for staleness: the project's store (through the daemon), or FILE, a
+    memory export, on its own. Prints id, content, category, age in days, score, level and
+    action per memory, then a summary; exits 1 with --fail-on when something is that stale."""
+    from . import lint as linting
+
+    at = values.get("at")
+    if file is None:
+        if enrich_to is not None:
+            fail("--enrich needs FILE (the export to write back)")
+        try:
+            root = project.resolve() if project is not None else paths.find_project_root()
+        except paths.ProjectError as err:
+            fail(str(err))
+        result = call(root, "lint", op_args("lint", values), timeout=600)
+        noun = "records"
+    else:
+        try:
+            now = ops.parse_time(at, "--at") if at is not None else time.time()
+            config = linting.load_config(_config_root(project))
+            export = linting.load_export(file, fmt, now)
+            result = linting.audit(export, now, config)
+            if enrich_to is not None:
+                count = linting.enrich(export, result, enrich_to)
+                click.echo(f"wrote {count} documents to {enrich_to}", err=True)
+            result = linting.narrow(result, bool(values.get("only_flagged")),
+                                    values.get("limit"))
+        except (ValueError, OSError) as err:  # ExportError, ConfigError, a bad --at
+            fail(str(err))
+        noun = "facts"
+    if as_json:
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        for line in linting.table(result, noun):
+            click.echo(line)
+    if linting.fails(result, fail_on):
+        sys.exit(EXIT_ERROR)
+
+
+def _config_root(project: Path | None) -> Path | None:
+    """Where a file audit reads staleness settings: the project's, when there is one."""
+    if project is not None:
+        return project.resolve()
+    try:
+        root = paths.find_project_root()
+    except paths.ProjectError:
+        return None
+    return root if paths.state_dir(root).is_dir() else None
+
+
+@main.command()
+@project_option
 @op_options("reindex")
 def reindex(root: Path, full: bool) -> None:
     """Bring the workspace index in step with the files, with a progress bar."""

@@ -14,7 +14,7 @@ import signal
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -29,9 +29,11 @@ from . import __version__, logs
 from .capture.git import git_state
 from .hooks import HookDispatcher, InjectConfig
 from .integrations import registry
+from .lint import load_config as load_staleness
 from .notify import Notifier
 from .ops import Services
 from .pause import PauseState
+from .policy.staleness import StalenessConfig
 from .search import Reader
 from .server import Server
 from .spool_drain import SpoolDrainer
@@ -58,7 +60,7 @@ class Config:
     log_level: str = "info"
     log_stderr: bool = False
     backup_interval_s: float = 3600.0  # a rolling backup this often, while there were writes
-
+    staleness: StalenessConfig | None = None  # None: read .lint-ai/staleness.toml and env
 
     @classmethod
     def from_env(cls) -> Config:
@@ -126,6 +128,7 @@ class Daemon:
         self.store: MemoryStore
         self.writer: Writer
         self.reader: Reader
+        self.inject_reader: Reader
         self.server: Server | None = None
 
     # -- life cycle ----------------------------------------------------------------------
@@ -163,6 +166,7 @@ class Daemon:
         logs.configure(paths.log_path(self.root), level=self.config.log_level,
                        stderr=self.config.log_stderr)
         endpoint = paths.socket_endpoint(self.root)
+        staleness = self.config.staleness or load_staleness(self.root)
         try:
             self.store = MemoryStore(self.root)
         except Damaged as err:
@@ -170,9 +174,12 @@ class Daemon:
                              f"lintaid recover --project {self.root}") from err
         self.writer = Writer(self.store)
         self.writer.start()
-        self.reader = Reader(memory=self.store, wait_visible=self.writer.wait_visible)
+        self.reader = Reader(memory=self.store, wait_visible=self.writer.wait_visible,
+                             staleness=staleness)
+        # Injection reads the same, except that expired records stay out until reconfirmed.
+        self.inject_reader = replace(self.reader, hide_expired=not staleness.inject_expired)
         self.pause_state = PauseState(paths.pause_path(self.root))
-        hooks = HookDispatcher(self.root, self.reader, self.store, self.writer.submit,
+        hooks = HookDispatcher(self.root, self.inject_reader, self.store, self.writer.submit,
                                InjectConfig(self.config.inject_top_k,
                                             self.config.inject_max_bytes),
                                paused=self.pause_state.paused)
@@ -214,12 +221,12 @@ class Daemon:
                         for path in client.config_files(self.root)]
             self.workspace = Workspace(self.root, submit=self.writer.submit, excluded=excluded)
             self.writer.add_flusher(self.workspace.flush)
-            self.reader.workspace = self.workspace
+            self.reader.workspace = self.inject_reader.workspace = self.workspace
             self.workspace.start()
         except Exception as err:  # memory must keep working even if the watcher cannot
             log.error("workspace_failed", error=str(err), exc_info=err)
             self.workspace = None
-            self.reader.workspace = None
+            self.reader.workspace = self.inject_reader.workspace = None
 
     def _shutdown(self) -> None:
         log.info("stopping")

@@ -35,6 +35,7 @@ from .policy import (
     Relation,
     derive,
     rebuild,
+    staleness,
 )
 from .store.derived_tables import DerivedTables
 from .store.memory import MemoryStore
@@ -44,6 +45,7 @@ RULE_MODULES: Final = (
     "lintaid.policy.sentences", "lintaid.policy.claims", "lintaid.policy.scope",
     "lintaid.policy.relations", "lintaid.policy.status", "lintaid.policy.inputs",
     "lintaid.policy.engine", "lintaid.workspace.documents", "lintaid.derivation",
+    "lintaid.policy.assertions", "lintaid.policy.staleness",
 )
 
 
@@ -196,6 +198,28 @@ def derive_memory(store: MemoryStore) -> None:
     changed = store.changed_ids()
     if changed:
         store.mark_dirty(derive(MemoryPolicy(store), changed))
+        derive_staleness(store, changed)
+
+
+def derive_staleness(store: MemoryStore, ids: Collection[str]) -> None:
+    """The staleness inputs of these records, each from itself alone (after the engine ran,
+    whose claims it reads): its category and its assertions. A record gone or forgotten
+    keeps none; judging, which compares records, happens when read."""
+    rows = store.policy_rows(ids)
+    predicates: dict[str, list[str]] = {}
+    for claim in store.derived.claims([r["id"] for r in rows]):
+        predicates.setdefault(claim["record_id"], []).append(claim["predicate"])
+    categories: list[tuple[Any, ...]] = []
+    stated: list[tuple[Any, ...]] = []
+    for row in rows:
+        rid = row["id"]
+        said = staleness.record_assertions(row["content"])
+        personal = [a for a in said if a.attribute != staleness.TEXT]
+        categories.append((rid, staleness.classify(row["content"], row["kind"],
+                                                   predicates.get(rid, []), personal)))
+        stated.extend((rid, n, row["user_id"], row["created_at"], a.subject, a.attribute,
+                       a.value, int(a.leaves)) for n, a in enumerate(said, start=1))
+    store.derived.replace_staleness(ids, categories, stated)
 
 
 def rebuild_memory(store: MemoryStore, batch: int = REBUILD_BATCH) -> None:
@@ -204,6 +228,8 @@ def rebuild_memory(store: MemoryStore, batch: int = REBUILD_BATCH) -> None:
         store.derived.clear()
         ids = store.live_ids()
         rebuild(MemoryPolicy(store), ids, batch)
+        for i in range(0, len(ids), batch):
+            derive_staleness(store, ids[i:i + batch])
         store.mark_dirty(ids)
         store.set_derived_version(DERIVED_VERSION)
 

@@ -190,7 +190,8 @@ class HookDispatcher:
             since=since, branch=branch, session_id=ev.session_id,
             this_session=source == injection.COMPACT))
         return injection.render_state(state, where=injection.Where(branch, revision, cwd),
-                                      source=source, max_bytes=self.config.max_bytes)
+                                      source=source, max_bytes=self.config.max_bytes,
+                                      verify=reader.needs_verifying(None, limit=5))
 
 
 def cut_prompt(ev: HookEvent, limit: int = MAX_PROMPT_CHARS) -> HookEvent:

@@ -37,6 +37,9 @@ class RecordWrites(Protocol):
 
     def expire(self, record_id: str, user_id: str, at: float | None, actor: str) -> None: ...
 
+    def confirm(self, record_id: str, user_id: str, actor: str,
+                at: float | None = None) -> float: ...
+
 
 class Control(Protocol):
     """What the daemon itself answers: its state, its stop, the workspace re-scan, pause."""
@@ -138,7 +141,8 @@ def op_hook(s: Services, args: Args) -> Future[Args]:
 def op_add(s: Services, args: Args) -> Future[Args]:
     """Add one record (``content``), or up to 1,000 (``items``) in one transaction.
 
-    Items inherit the request's user_id and source unless they set their own.
+    Items inherit the request's user_id and source unless they set their own. A single record
+    already stored counts as a confirmation of it (an import of ``items`` does not).
     """
     branch, revision = s.provenance()
     if args.get("items") is None:
@@ -153,6 +157,8 @@ def op_add(s: Services, args: Args) -> Future[Args]:
         out = []
         for record in records:
             rid, event = writes.put(record, actor)
+            if event == "NONE" and args.get("items") is None:
+                writes.confirm(rid, record.user_id, actor)  # stated again: still true
             out.append({"id": rid, "event": event, "memory": record.content})
         return out[0] if args.get("items") is None else {"results": out}
 
@@ -236,6 +242,19 @@ def op_history(s: Services, args: Args) -> Args:
     return {"id": args["id"], "results": s.reader.history(args["id"], args["user_id"])}
 
 
+def op_confirm(s: Services, args: Args) -> Future[Args]:
+    rid, user, actor, writes = args["id"], _user(args), _actor(args), s.writes
+
+    def job() -> Args:
+        return {"id": rid, "event": "CONFIRM", "confirmed_at": writes.confirm(rid, user, actor)}
+
+    return s.submit(job)
+
+
+def op_lint(s: Services, args: Args) -> Args:
+    return s.reader.lint(args["user_id"], args["at"], args["only_flagged"], args["limit"])
+
+
 def op_reindex(s: Services, args: Args) -> Future[Args]:
     return s.control.reindex(args["full"])
 
@@ -266,6 +285,8 @@ HANDLERS: dict[str, Handler] = {
     "supersede": op_supersede,
     "expire": op_expire,
     "history": op_history,
+    "confirm": op_confirm,
+    "lint": op_lint,
     "reindex": op_reindex,
     "backup": op_backup,
     "pause": op_pause,

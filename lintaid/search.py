@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from lintaid_client import models, protocol
@@ -28,11 +28,15 @@ from lintaid_client.models import Claim, Hit, Relation, SearchResult
 
 from .capture.record import TURN, normalize_user
 from .policy.history import is_history_query, strip_history_phrases
+from .policy.staleness import StalenessConfig
 from .store.index import boolean, millis
 from .store.memory import MemoryStore
+from .store_lint import StoreJudge
 
 CLAIM_BOOST = {"claims": 2.0}
 DEFAULT_WAIT_S = 5.0
+MAX_PAGES = 20
+"""Pages of ``top_k`` a search hiding expired records reads at most to fill its ``top_k``."""
 
 
 class WorkspaceReads(Protocol):
@@ -96,11 +100,23 @@ class StateRequest:
 
 @dataclass
 class Reader:
-    """Everything a read needs: the memory store, the workspace, the writer's visibility."""
+    """Everything a read needs: the memory store, the workspace, the writer's visibility.
+
+    ``staleness``: the decay settings every hit is judged by. ``hide_expired``: current
+    (non-history) searches leave out records whose staleness is expired, as they leave out
+    superseded ones (the reader injection uses; ``StalenessConfig.inject_expired`` turns it
+    off).
+    """
 
     memory: MemoryStore
     workspace: WorkspaceReads | None = None
     wait_visible: WaitVisible | None = None
+    staleness: StalenessConfig = field(default_factory=StalenessConfig)
+    hide_expired: bool = False
+
+    @property
+    def judge(self) -> StoreJudge:
+        return StoreJudge(self.memory, self.staleness)
 
     # -- consistency -----------------------------------------------------------------------
     def settle(self, token: str | None, wait_s: float = DEFAULT_WAIT_S, *,
@@ -147,6 +163,17 @@ class Reader:
                                    client=client, kinds=kinds, excluded=excluded)
         hits = self.hydrate(ids)
         return [hits[i] for i in ids if i in hits]
+
+    def lint(self, user_id: str | None, at: float | None = None, only_flagged: bool = False,
+             limit: int | None = None) -> dict[str, Any]:
+        """The staleness report over every record a current read may show."""
+        return self.judge.lint(user_id, at, only_flagged, limit)
+
+    def needs_verifying(self, user_id: str | None = None,
+                        limit: int = 5) -> list[dict[str, Any]]:
+        """For the SessionStart brief: the memories most likely out of date, worth asking
+        about (``policy.staleness.verify_brief`` words them)."""
+        return self.judge.needs_verifying(user_id, limit=limit)
 
     def history(self, record_id: str, user_id: str | None) -> list[dict[str, Any]]:
         """The audit trail of one record in mem0's history shape, oldest first."""
@@ -258,15 +285,36 @@ class Reader:
             live.append(("must", index.int_range("created_at", None, millis(req.as_of))))
         retired = index.term("status", models.SUPERSEDED)
         searcher = index.searcher()
-        current = searcher.search(
-            boolean([("must", text_query), *scope, *live, ("not", retired)]),
-            limit=req.top_k, count=True)
         everything = _count(searcher.search(boolean([("must", all_text), *scope]), limit=1,
                                             count=True))
-        ranked = [(str(searcher.doc(addr).get_first("id")), score, False)
-                  for score, addr in current.hits]
+        current_query = boolean([("must", text_query), *scope, *live, ("not", retired)])
+        # Injection's reader leaves records expired by staleness out until reconfirmed: page
+        # past them so they never take a top-k slot.
+        hide = self.hide_expired and not history
+        hydrated: dict[str, Hit] = {}
+        ranked: list[tuple[str, float, bool]] = []
+        matched = dropped = offset = 0
+        for _page in range(MAX_PAGES if hide else 1):
+            current = searcher.search(current_query, limit=req.top_k, count=True,
+                                      offset=offset)
+            matched = _count(current)
+            page = [(str(searcher.doc(addr).get_first("id")), score)
+                    for score, addr in current.hits]
+            hydrated.update(self.hydrate([rid for rid, _ in page], history=history,
+                                         as_of=req.as_of, now=req.now))
+            for rid, score in page:
+                hit = hydrated.get(rid)
+                if hide and hit is not None and hit.staleness \
+                        and hit.staleness.level == models.EXPIRED_LEVEL:
+                    dropped += 1
+                    continue
+                if len(ranked) < req.top_k:
+                    ranked.append((rid, score, False))
+            offset += req.top_k
+            if len(ranked) >= req.top_k or offset >= matched:
+                break
         if not history:
-            hidden = everything - _count(current)
+            hidden = everything - matched + dropped
         else:
             seen = {rid for rid, _, _ in ranked}
             with_past = index.term_set("status", [models.SUPERSEDED, models.CONFLICTED])
@@ -281,10 +329,12 @@ class Reader:
                 boolean([("must", text_query), *scope, *live, ("not", with_past)]),
                 limit=1, count=True))
             hidden = everything - _count(past) - plain
-        hits = self.hydrate([rid for rid, _, _ in ranked], history=history, as_of=req.as_of)
+            missing = [rid for rid, _, _ in ranked if rid not in hydrated]
+            hydrated.update(self.hydrate(missing, history=history, as_of=req.as_of,
+                                         now=req.now))
         out = []
         for rid, score, historical in ranked:
-            hit = hits.get(rid)
+            hit = hydrated.get(rid)
             if hit is not None:
                 hit.score = float(score)
                 # As of a past time, a record retired only later was current then.
@@ -292,16 +342,17 @@ class Reader:
                 out.append(hit)
         return out, max(hidden, 0)
 
-    def hydrate(self, ids: list[str], *, history: bool = False,
-                as_of: float | None = None) -> dict[str, Hit]:
-        """Record ids as full hits: status, claims, relations and provenance."""
+    def hydrate(self, ids: list[str], *, history: bool = False, as_of: float | None = None,
+                now: float | None = None) -> dict[str, Hit]:
+        """Record ids as full hits: status, claims, relations, staleness and provenance."""
         if not ids:
             return {}
         store = self.memory
         rows = store.get_rows(ids)
         claims = store.claims_for(ids)
         relations = store.relations_for(ids)
-        now = time.time()
+        now = time.time() if now is None else now
+        staleness = self.judge.judge(ids, as_of or now)
         out: dict[str, Hit] = {}
         for rid in ids:
             row = rows.get(rid)
@@ -349,6 +400,7 @@ class Reader:
                 valid_at=row["valid_at"],
                 expires_at=row["expires_at"],
                 changed_files=changed,
+                staleness=staleness.get(rid),
             )
         return out
 

@@ -203,12 +203,16 @@ def arg_value(arg: ops.Arg) -> st.SearchStrategy[Any]:
         ops.STR: text, ops.TEXT: text.filter(str.strip), ops.CHOICE: st.sampled_from([*arg.choices, "nope"]),
         ops.INT: st.integers(-5, 2000), ops.BOOL: st.booleans(),
         ops.TIME: st.one_of(st.floats(allow_nan=True), text, st.integers(-10, 2**40)),
+        ops.DURATION: st.one_of(st.sampled_from(["90s", "30m", "2h", "1d", "1h30m", "0s",
+                                                 "400d", "-5m", "h"]), text,
+                                st.integers(-5, 10**9), st.floats(allow_nan=True)),
         ops.MAP: st.dictionaries(text, values, max_size=4),
         ops.LIST: st.lists(st.dictionaries(st.sampled_from(["content", "metadata", "x"]),
                                            values, max_size=3), max_size=3),
     }
+    fitting = proper.get(arg.type, values)  # an argument type added later: anything at all
     return st.sampled_from([True] * 4 + [False]).flatmap(
-        lambda fitting: proper[arg.type] if fitting else values)
+        lambda fits: fitting if fits else values)
 
 
 def rarely(draw: st.DrawFn, tenths: int) -> bool:

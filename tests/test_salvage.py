@@ -77,3 +77,24 @@ def test_a_whole_database_is_left_alone(project: Path) -> None:
     report = recover_project(project)
     assert not report.needed and "nothing to recover" in report.lines()[0]
     assert paths.memory_db_path(project).read_bytes() == before
+
+
+def test_every_durable_table_is_salvaged_and_keyless_rows_are_not_doubled(
+        project: Path) -> None:
+    run = Running(project)
+    rid = run.add("The petrel batch runs at 03:00.")
+    run.writer.run(lambda: run.store.confirm(rid, "", actor="test"))
+    run.store.backup()  # holds the same confirmation as the damaged file will
+    run.close()
+    checkpoint(paths.memory_db_path(project))
+    overwrite_pages(paths.memory_db_path(project), [2])  # a page, but not the header
+    report = recover_project(project)
+    conn = sqlite3.connect(paths.memory_db_path(project))
+    try:
+        made = set(salvage.durable_tables(conn))
+        assert made >= {"records", "links", "audit", "tombstones", "confirmations"}
+        assert set(report.tables) == made  # a table a later migration adds is not forgotten
+        assert conn.execute("SELECT COUNT(*) FROM confirmations").fetchone()[0] == 1
+        assert conn.execute("SELECT COUNT(*) FROM records").fetchone()[0] == 1
+    finally:
+        conn.close()

@@ -41,9 +41,11 @@ Project memory for this repository, kept by the lintaid daemon: decisions, outco
 captured from earlier agent sessions, plus an index of the project's files. Search before \
 re-deriving something. Every hit carries a status: trust current; check conflicted and \
 partly_superseded; superseded and expired ones appear only in history searches (marked \
-historical). Use get_memory for a hit's full text, claims and provenance. Record durable \
-decisions with add_memory; when a fact changes, retire the old memory with supersede_memory \
-rather than adding a contradicting one."""
+historical). Memory hits also carry a staleness level: fresh, aging (verify), stale (check \
+before relying on it) or expired. Use get_memory for a hit's full text, claims and \
+provenance. Record durable decisions with add_memory; when you have checked that an aging or \
+stale memory still holds, say so with confirm_memory; when a fact changes, retire the old \
+memory with supersede_memory rather than adding a contradicting one."""
 
 DEFAULT_TIMEOUT = 10.0
 

@@ -50,6 +50,7 @@ class SearchLine:
     location: str | None
     superseded_by: str | None
     client: str | None  # the agent client that captured it
+    staleness: str | None  # fresh | aging | stale | expired (memory records only)
 
 
 @dataclass
@@ -68,6 +69,7 @@ class MemoryLine:
     source: str | None
     created_at: float | None
     client: str | None
+    staleness: str | None
 
 
 @dataclass
@@ -82,6 +84,13 @@ class Added:
     event: str  # ADD (stored), NONE (already stored), SUPERSEDE (already stored; its link
     # was added), FORGOTTEN (stays forgotten)
     supersedes: str | None
+
+
+@dataclass
+class Confirmed:
+    id: str
+    event: str  # CONFIRM
+    confirmed_at: float | None
 
 
 @dataclass
@@ -138,8 +147,18 @@ def _search(raw: Any, args: dict[str, Any], root: Path) -> SearchLines:
             id=h.id, status=h.status or CURRENT, historical=bool(h.historical), store=h.store,
             kind=h.kind, score=round(float(h.score or 0.0), 4), summary=one_line(h.content),
             location=h.location() if h.store == WORKSPACE and h.path else None,
-            superseded_by=h.superseded_by, client=h.client) for h in hits],
+            superseded_by=h.superseded_by, client=h.client, staleness=_level(h))
+            for h in hits],
         hidden=int(raw.get("hidden") or 0), history=bool(raw.get("history")))
+
+
+def _level(hit: Hit) -> str | None:
+    return hit.staleness.level if hit.staleness else None
+
+
+def _confirm(raw: Any, args: dict[str, Any], root: Path) -> Confirmed:
+    return Confirmed(id=raw.get("id") or args["id"], event=raw.get("event") or "CONFIRM",
+                     confirmed_at=raw.get("confirmed_at"))
 
 
 def _get(raw: Any, args: dict[str, Any], root: Path) -> Hit:
@@ -150,7 +169,8 @@ def _list(raw: Any, args: dict[str, Any], root: Path) -> MemoryLines:
     hits = [Hit.from_dict(h) for h in raw.get("results") or []]
     lines = [MemoryLine(id=h.id, status=h.status or CURRENT, kind=h.kind,
                         summary=one_line(h.content), source=h.source,
-                        created_at=h.created_at, client=h.client) for h in hits]
+                        created_at=h.created_at, client=h.client, staleness=_level(h))
+             for h in hits]
     return MemoryLines(results=lines, count=len(lines))
 
 
@@ -197,6 +217,7 @@ VIEWS: Final[dict[str, tuple[type, Shape]]] = {
     "forget": (Forgotten, _forget),
     "supersede": (Superseded, _supersede),
     "history": (History, _history),
+    "confirm": (Confirmed, _confirm),
     "status": (Status, _status),
 }
 """op name -> (the result's dataclass, which is the output schema; how to build it)."""

@@ -379,6 +379,24 @@ class Memory:
         result = self._call("history", {"id": memory_id, "user_id": self._user(user_id)})
         return list(result.get("results", []))
 
+    def confirm(self, memory_id: str, user_id: str | None = None) -> dict[str, Any]:
+        """Confirm a record is still true: ``{"id", "event": "CONFIRM", "confirmed_at"}``.
+        Its staleness is measured from now, less for each confirmation."""
+        return self._call("confirm", self._writer({"id": memory_id,
+                                                   "user_id": self._user(user_id)}))
+
+    def lint(self, user_id: str | None = None, *, only_flagged: bool = False,
+             at: TimeLike | None = None, limit: int | None = None) -> dict[str, Any]:
+        """Every record a search may show, judged for staleness (as of ``at``, default now):
+        ``{"checked_at", "total", "counts": {level: n}, "results": [{"id", "content",
+        "category", "age_days", "score", "level", "action", "confirmations",
+        "contradicted_by", "reason", "when", ...}]}``, most likely out of date first;
+        ``only_flagged`` keeps the stale and expired ones, ``limit`` at most that many (1,000
+        unless given; ``omitted`` says how many more); the counts stay complete."""
+        return self._call("lint", {"user_id": self._user(user_id),
+                                   "only_flagged": only_flagged, "limit": limit,
+                                   "at": to_epoch(at, name="at")})
+
     def status(self) -> dict[str, Any]:
         """The daemon's status: pid, uptime, counts, queue depths, versions."""
         return self._call("status")

@@ -45,6 +45,15 @@ searches that do not ask for it."""
 KINDS: Final = (CAPTURE, NOTE, PROMPT)
 ALL_KINDS: Final = "all"
 
+# -- staleness (memlint's levels): how likely a record is out of date, and what to do --------
+FRESH: Final = "fresh"
+AGING: Final = "aging"
+STALE: Final = "stale"
+EXPIRED_LEVEL: Final = "expired"
+LEVELS: Final = (FRESH, AGING, STALE, EXPIRED_LEVEL)
+"""Least to most likely out of date; the same words as the memlint report."""
+ACTIONS: Final = {FRESH: "use", AGING: "verify", STALE: "flag", EXPIRED_LEVEL: "discard"}
+
 T = TypeVar("T", bound="_Model")
 
 
@@ -101,6 +110,29 @@ class Relation(_Model):
 
 
 @dataclass
+class Staleness(_Model):
+    """How likely a record is out of date (memlint-style), judged at ``checked_at``.
+
+    ``score`` 0-1 grows with age at the rate of the record's ``category``, less for each
+    confirmation, more when a newer record contradicts it; ``level`` and ``action`` follow
+    from it. Age counts from the last confirmation. ``when`` projects the time each level is
+    reached (``None``: never, as things stand).
+    """
+
+    level: str
+    score: float
+    category: str
+    age_days: int
+    action: str
+    confirmations: int = 0
+    last_confirmed_at: float | None = None
+    contradicted_by: str | None = None
+    reason: str = ""
+    when: dict[str, float | None] = field(default_factory=dict)
+    checked_at: float | None = None
+
+
+@dataclass
 class Hit(_Model, Mapping[str, Any]):
     """One memory record or one workspace chunk, with everything needed to judge it."""
 
@@ -136,6 +168,7 @@ class Hit(_Model, Mapping[str, Any]):
     valid_at: float | None = None
     expires_at: float | None = None
     changed_files: list[str] = field(default_factory=list)
+    staleness: Staleness | None = None  # memory records only
     # workspace chunks
     path: str | None = None
     start_line: int | None = None
@@ -148,6 +181,8 @@ class Hit(_Model, Mapping[str, Any]):
         hit.claims = [c if isinstance(c, Claim) else Claim.from_dict(c) for c in hit.claims]
         hit.relations = [r if isinstance(r, Relation) else Relation.from_dict(r)
                          for r in hit.relations]
+        if isinstance(hit.staleness, Mapping):
+            hit.staleness = Staleness.from_dict(hit.staleness)
         return hit
 
     # -- read-only mapping, for mem0-shaped callers ---------------------------------------
@@ -158,6 +193,8 @@ class Hit(_Model, Mapping[str, Any]):
             value = getattr(self, key)
             if isinstance(value, list) and value and isinstance(value[0], _Model):
                 return [v.to_dict() for v in value]
+            if isinstance(value, _Model):
+                return value.to_dict()
             return value
         raise KeyError(key)
 

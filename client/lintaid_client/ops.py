@@ -45,6 +45,7 @@ MAX_TOP_K: Final = 100
 MAX_LIST: Final = 1000
 MAX_PATH_BYTES: Final = 4096
 BACKUPS_KEPT: Final = 5
+MAX_LINT: Final = 5000  # rows of a lint report: well within a message's 8 MiB
 STORES: Final = ("memory", "workspace", "all")
 KIND_CHOICES: Final = (*KINDS, ALL_KINDS)
 TIME_HELP: Final = "ISO 8601, UTC unless it names a zone, or epoch seconds"
@@ -207,6 +208,19 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
     )),
     Op("history", READ, "The audit trail of one memory, oldest first.", (ID, USER),
        tool="memory_history"),
+    Op("confirm", WRITE, "Confirm that a memory is still true: it counts as a confirmation "
+       "and its staleness is measured from now. (Stating the same thing again confirms it "
+       "too.)", (ID, USER, ACTOR), tool="confirm_memory"),
+    Op("lint", READ, "Judge every memory a search may show for staleness (memlint-style): "
+       "category, age, score, level (fresh, aging, stale, expired) and action (use, verify, "
+       "flag, discard).", (
+        Arg("only_flagged", BOOL, "list only stale and expired memories (counts stay "
+            "complete)", default=False),
+        Arg("limit", INT, "list at most this many, most likely out of date first (counts "
+            "stay complete)", default=1000, lo=1, hi=MAX_LINT),
+        Arg("at", TIME, f"judge as of this time instead of now ({TIME_HELP})"),
+        USER,
+    )),
     Op("reindex", WRITE, "Bring the workspace index in step with the files.", (
         Arg("full", BOOL, "re-read every file, not only changed ones", default=False),
     )),

@@ -11,7 +11,7 @@ that each get a share of the budget (what one leaves unused goes to the next).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Final
@@ -252,13 +252,15 @@ MAX_OUTCOME_BYTES: Final = 600
 PER_SUBJECT: Final = 2
 # Each section's share of the byte budget, in the order the sections are written.
 STATE_SHARES: Final = {"session": 0.35, "decisions": 0.40, "changes": 0.15,
-                       "conflicts": 0.12, "notes": 0.10, "outcomes": 0.23}
+                       "conflicts": 0.12, "verify": 0.08, "notes": 0.10, "outcomes": 0.23}
+VERIFY_CHARS: Final = 160
 COMPACT: Final = "compact"
 RESUME: Final = "resume"
 
 
 def render_state(state: ProjectState, *, where: Where, source: str | None,
-                 max_bytes: int = DEFAULT_MAX_BYTES) -> str | None:
+                 max_bytes: int = DEFAULT_MAX_BYTES,
+                 verify: Sequence[Mapping[str, Any]] = ()) -> str | None:
     """The SessionStart block for ``state``, or None when there is nothing to say.
 
     ``source`` is how the session started: after a compaction (``compact``) what this
@@ -282,6 +284,9 @@ def render_state(state: ProjectState, *, where: Where, source: str | None,
         sections.append(("changes", _changes_title(source, state.since), changes))
     sections.append(("conflicts", "Unresolved conflicts (verify before relying on either):",
                      [_conflict_line(c) for c in old_conflicts]))
+    sections.append(("verify", "May be out of date (staleness; check before relying on them, "
+                     "then `lintaid confirm ID` or supersede):",
+                     [_verify_line(item) for item in verify]))
     notes = [h for h in state.notes if h.id not in shown]
     sections.append(("notes", "Notes kept on purpose, newest first:",
                      [_note_line(h) for h in notes]))
@@ -289,6 +294,14 @@ def render_state(state: ProjectState, *, where: Where, source: str | None,
     sections.append(("outcomes", f"Last outcomes on branch {branch}:",
                      [x for x in (_outcome_line(h) for h in state.outcomes) if x]))
     return _fill(sections, max_bytes)
+
+
+def _verify_line(item: Mapping[str, Any]) -> str:
+    text = " ".join(str(item.get("content") or "").split())
+    if len(text) > VERIFY_CHARS:
+        text = text[: VERIFY_CHARS - 3] + "..."
+    return (f"- {item.get('id')} [{item.get('level')}, {item.get('category')}, "
+            f"{item.get('age_days')} days old]: {text}")
 
 
 def _fill(sections: list[tuple[str, str, list[str]]], max_bytes: int) -> str | None:

@@ -23,6 +23,9 @@ CLAIM_STATE_COLUMNS: Final = ("claim_id", "record_id", "status", "superseded_by_
                               "superseded_by_record", "confidence")
 RECORD_STATE_COLUMNS: Final = ("record_id", "status", "superseded_by", "confidence",
                                "evidence")
+CATEGORY_COLUMNS: Final = ("record_id", "category")
+ASSERTION_COLUMNS: Final = ("record_id", "n", "user_id", "at", "subject", "attribute", "value",
+                            "leaves")
 
 
 def _insert(table: str, columns: Sequence[str]) -> str:
@@ -108,6 +111,15 @@ class DerivedTables:
                             deleted: Iterable[str]) -> None:
         in_batches(self.conn, "DELETE FROM record_state WHERE record_id IN ({ids})", deleted)
         self.conn.executemany(_insert("record_state", RECORD_STATE_COLUMNS), list(rows))
+
+    def replace_staleness(self, record_ids: Iterable[str], categories: Iterable[Sequence[Any]],
+                          assertions: Iterable[Sequence[Any]]) -> None:
+        """Drop the staleness inputs of ``record_ids``; insert the given rows."""
+        ids = list(record_ids)
+        in_batches(self.conn, "DELETE FROM record_category WHERE record_id IN ({ids})", ids)
+        in_batches(self.conn, "DELETE FROM assertions WHERE record_id IN ({ids})", ids)
+        self.conn.executemany(_insert("record_category", CATEGORY_COLUMNS), list(categories))
+        self.conn.executemany(_insert("assertions", ASSERTION_COLUMNS), list(assertions))
 
 
 def _unique(rows: list[sqlite3.Row]) -> list[sqlite3.Row]:

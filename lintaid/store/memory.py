@@ -37,7 +37,7 @@ from .derived_tables import DerivedTables
 from .index import TantivyIndex, millis
 from .migrations import migrate
 from .schema import DERIVED_VERSION_KEY, ensure_derived_schema, get_meta, set_meta
-from .sqlite import batches, connect, in_batches, transaction
+from .sqlite import VARIABLE_BUDGET, batches, connect, in_batches, transaction
 
 INDEX_VERSION = 5  # 4: created_at and expires_at in milliseconds; 5: client
 MAX_AHEAD_S = 86_400.0
@@ -387,6 +387,17 @@ class MemoryStore:
         self.audit(actor, "expire", record_id, row["user_id"], None, None, {"at": when})
         self.mark_dirty([record_id])
 
+    def confirm(self, record_id: str, user_id: str, actor: str, at: float | None = None) -> float:
+        """Hold "this is still true" for a visible record; return when. Staleness counts it
+        as a confirmation and ages the record from it."""
+        row = self._require_visible(record_id, user_id)
+        when = time.time() if at is None else float(at)
+        self._write.execute(
+            "INSERT INTO confirmations(record_id, user_id, actor, at) VALUES (?,?,?,?)",
+            (record_id, row["user_id"], actor, when))
+        self.audit(actor, "confirm", record_id, row["user_id"], None, None, {"at": when})
+        return when
+
     # -- what the policy engine reads (writer thread, write connection) -------------------------
     def changed_ids(self) -> set[str]:
         """Records written, edited, forgotten or linked by the batch in progress."""
@@ -641,6 +652,109 @@ class MemoryStore:
         row = self._read().execute(sql + " ORDER BY created_at DESC LIMIT 1",
                                    params).fetchone()
         return None if row is None else str(row[0])
+
+    # -- what staleness reads (any thread) ----------------------------------------------------
+    def staleness_rows(self, ids: Iterable[str]) -> dict[str, sqlite3.Row]:
+        """Per record: kind, source, user, creation time and derived category."""
+        return {r["id"]: r for r in in_batches(
+            self._read(), "SELECT r.id, r.kind, r.source, r.user_id, r.created_at, c.category"
+            " FROM records r LEFT JOIN record_category c ON c.record_id = r.id"
+            " WHERE r.id IN ({ids})", ids)}
+
+    def lint_rows(self, user_id: str, at: float, excerpt_chars: int) -> list[sqlite3.Row]:
+        """The records a current read may show at ``at`` (not forgotten, superseded or
+        expired; no prompts), oldest first, with the start of their text."""
+        return list(self._read().execute(
+            "SELECT r.id, r.kind, r.source, r.user_id, r.created_at, c.category,"
+            " substr(r.content, 1, ?) AS excerpt FROM records r"
+            " LEFT JOIN record_state s ON s.record_id = r.id"
+            " LEFT JOIN record_category c ON c.record_id = r.id"
+            " WHERE r.user_id = ? AND r.forgotten_at IS NULL AND r.kind != 'prompt'"
+            " AND COALESCE(s.status, 'current') != 'superseded' AND r.created_at <= ?"
+            " AND (r.expires_at IS NULL OR r.expires_at > ?) ORDER BY r.created_at, r.id",
+            (excerpt_chars, normalize_user(user_id), at, at)))
+
+    def verify_candidates(self, user_id: str, at: float, aged_before: dict[str, float],
+                          limit: int) -> list[str]:
+        """Records a current read may show at ``at`` that may need verifying, oldest first:
+        of a category in ``aged_before`` and created before its time there, or contradicted by
+        a claim relation, or asserting something about a person (which a later record may
+        contradict at any age)."""
+        if not aged_before:
+            return []
+        aged = " ".join("WHEN ? THEN r.created_at <= ?" for _ in aged_before)
+        params: list[Any] = [normalize_user(user_id), at, at]
+        params += [x for item in aged_before.items() for x in item]
+        params += list(aged_before)
+        params.append(limit)
+        return [r[0] for r in self._read().execute(
+            "SELECT r.id FROM records r JOIN record_category c ON c.record_id = r.id"
+            " LEFT JOIN record_state s ON s.record_id = r.id"
+            " WHERE r.user_id = ? AND r.forgotten_at IS NULL AND r.kind != 'prompt'"
+            " AND COALESCE(s.status, 'current') != 'superseded' AND r.created_at <= ?"
+            " AND (r.expires_at IS NULL OR r.expires_at > ?)"
+            f" AND ((CASE c.category {aged} ELSE 0 END)"
+            f" OR (c.category IN ({', '.join('?' * len(aged_before))}) AND ("
+            " EXISTS (SELECT 1 FROM relations x WHERE x.target_record = r.id"
+            " AND x.kind IN ('supersedes', 'conflicts_with'))"
+            " OR EXISTS (SELECT 1 FROM assertions a WHERE a.record_id = r.id"
+            " AND a.attribute != 'text'))))"
+            " ORDER BY r.created_at, r.id LIMIT ?", params)]
+
+    def excerpts(self, ids: Iterable[str], chars: int) -> dict[str, str]:
+        """The start of each record's text."""
+        return {r[0]: r[1] for r in in_batches(
+            self._read(), "SELECT id, substr(content, 1, ?) FROM records WHERE id IN ({ids})",
+            ids, (chars,))}
+
+    def confirmation_rows(self, ids: Iterable[str]) -> list[sqlite3.Row]:
+        """Explicit confirmations of these records: (n, record_id, at)."""
+        return in_batches(self._read(), "SELECT rowid AS n, record_id, at FROM confirmations"
+                          " WHERE record_id IN ({ids})", ids)
+
+    def relations_into(self, record_ids: Iterable[str]) -> list[sqlite3.Row]:
+        """Claim relations aimed at these records, with the target claim's status."""
+        return in_batches(
+            self._read(), "SELECT r.*, COALESCE(s.status, 'current') AS target_status"
+            " FROM relations r LEFT JOIN claim_state s ON s.claim_id = r.target_claim"
+            " WHERE r.target_record IN ({ids})", record_ids)
+
+    def confirms_into(self, claim_ids: Iterable[str]) -> list[sqlite3.Row]:
+        """``confirms`` relations aimed at these claims."""
+        return in_batches(self._read(), "SELECT * FROM relations WHERE kind = 'confirms'"
+                          " AND target_claim IN ({ids})", claim_ids)
+
+    def created_times(self, ids: Iterable[str]) -> dict[str, float]:
+        """Creation times of the records among ``ids`` that are not forgotten."""
+        return {r[0]: r[1] for r in in_batches(
+            self._read(), "SELECT id, created_at FROM records WHERE forgotten_at IS NULL"
+            " AND id IN ({ids})", ids)}
+
+    def assertion_rows(self, ids: Iterable[str]) -> list[sqlite3.Row]:
+        return in_batches(self._read(), "SELECT * FROM assertions WHERE record_id IN ({ids})"
+                          " ORDER BY record_id, n", ids)
+
+    def assertions_about(self, user_id: str, values: Iterable[tuple[str, str]],
+                         attributes: Iterable[tuple[str, str]]) -> list[sqlite3.Row]:
+        """Assertions of this user's believed records (not forgotten, not superseded) with a
+        (subject, value) among ``values`` or a (subject, attribute) among ``attributes``."""
+        out: dict[tuple[str, int], sqlite3.Row] = {}
+        conn = self._read()
+        for column, pairs in (("value", list(dict.fromkeys(values))),
+                              ("attribute", list(dict.fromkeys(attributes)))):
+            for chunk in batches(pairs, VARIABLE_BUDGET // 2 - 1):
+                # keys first, each looked up in the (user, subject, column) index
+                sql = (f"WITH k(subject, key) AS (VALUES {', '.join(['(?, ?)'] * len(chunk))})"
+                       " SELECT a.* FROM k CROSS JOIN assertions a ON a.user_id = ?"
+                       f" AND a.subject = k.subject AND a.{column} = k.key"
+                       " JOIN records r ON r.id = a.record_id"
+                       " LEFT JOIN record_state s ON s.record_id = a.record_id"
+                       " WHERE r.forgotten_at IS NULL"
+                       " AND COALESCE(s.status, 'current') != 'superseded'")
+                params = [*(x for pair in chunk for x in pair), normalize_user(user_id)]
+                for row in conn.execute(sql, params):
+                    out[(row["record_id"], row["n"])] = row
+        return list(out.values())
 
     def audit_rows(self, record_id: str) -> list[sqlite3.Row]:
         return list(self._read().execute(

@@ -152,3 +152,20 @@ def m003_turns(conn: sqlite3.Connection) -> None:
         ALTER TABLE records ADD COLUMN request_hash TEXT;
         CREATE INDEX records_session ON records(session_id, created_at)
     """)
+
+
+@migration
+def m004_confirmations(conn: sqlite3.Connection) -> None:
+    """Explicit confirmations ("this is still true"): held state, one row each, never derived.
+
+    Staleness counts each as one confirmation and ages the record from the latest.
+    """
+    _script(conn, """
+        CREATE TABLE confirmations (
+            record_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            at REAL NOT NULL
+        );
+        CREATE INDEX confirmations_record ON confirmations(record_id, at)
+    """)

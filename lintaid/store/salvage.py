@@ -23,10 +23,14 @@ from typing import Final
 
 from . import integrity
 from .migrations import migrate
+from .schema import DERIVED_TABLES
 
 MAX_ROWID = 2**63 - 1
 BATCH = 256
-DURABLE_TABLES: Final = ("records", "links", "audit", "tombstones")
+NOT_SALVAGED: Final = frozenset({"_migrations", "meta", "pending_index"})
+"""Tables the migrations create that a new database fills itself: its own migration record,
+its derived-state markers, and the index queue (the index is rebuilt)."""
+FIRST: Final = ("records", "links", "audit", "tombstones")  # reported first, in this order
 
 
 @dataclass
@@ -145,12 +149,12 @@ def build(fresh: Path, damaged: Path | None, backup: Path | None) -> tuple[
         dict[str, TableReport], int]:
     """Write a new database at ``fresh`` from ``damaged`` (a private copy: opening may write
     to it) and ``backup``; return what became of each durable table and the records held."""
-    tables = {name: TableReport() for name in DURABLE_TABLES}
     for suffix in ("", "-journal", "-wal", "-shm"):
         fresh.with_name(fresh.name + suffix).unlink(missing_ok=True)
     conn = sqlite3.connect(str(fresh), isolation_level=None)
     try:
         migrate(conn)
+        tables = {name: TableReport() for name in durable_tables(conn)}
         if damaged is not None:
             _salvage(conn, damaged, tables)
         if backup is not None:
@@ -163,13 +167,35 @@ def build(fresh: Path, damaged: Path | None, backup: Path | None) -> tuple[
     return tables, records
 
 
+def durable_tables(conn: sqlite3.Connection) -> list[str]:
+    """Every table the migrations made that holds what only this database knows: records,
+    links, the audit log, tombstones, confirmations, and whatever a later migration adds."""
+    names = [str(r[0]) for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    durable = [n for n in names if n not in NOT_SALVAGED and n not in DERIVED_TABLES]
+    return sorted(durable, key=lambda n: (FIRST.index(n) if n in FIRST else len(FIRST), n))
+
+
+def has_key(conn: sqlite3.Connection, table: str) -> bool:
+    """Whether the table has a primary key or a unique index (so INSERT OR IGNORE dedupes)."""
+    if any(r[5] for r in conn.execute(f"PRAGMA table_info({table})")):
+        return True
+    return any(r[2] for r in conn.execute(f"PRAGMA index_list({table})"))
+
+
 def _insert(conn: sqlite3.Connection, table: str, row: dict[str, object],
-            target_cols: set[str]) -> bool:
-    """INSERT OR IGNORE the row's columns the current schema has; True when it was new."""
+            target_cols: set[str], *, keyed: bool = True) -> bool:
+    """INSERT OR IGNORE the row's columns the current schema has; True when it was new. A
+    table with no key (confirmations) skips a row equal to one it holds already."""
     cols = [c for c in row if c in target_cols]
+    values = [row[c] for c in cols]
+    if not keyed and conn.execute(
+            f"SELECT 1 FROM {table} WHERE " + " AND ".join(f"{c} IS ?" for c in cols)
+            + " LIMIT 1", values).fetchone() is not None:
+        return False
     sql = (f"INSERT OR IGNORE INTO {table}({', '.join(cols)})"
            f" VALUES ({', '.join('?' * len(cols))})")
-    return conn.execute(sql, [row[c] for c in cols]).rowcount > 0
+    return conn.execute(sql, values).rowcount > 0
 
 
 def _salvage(conn: sqlite3.Connection, damaged: Path, tables: dict[str, TableReport]) -> None:
@@ -210,11 +236,13 @@ def _merge_backup(conn: sqlite3.Connection, backup: Path,
             target_cols = set(columns(conn, table))
             if not columns(source, table):
                 continue
+            keyed = has_key(conn, table)
             conn.execute("BEGIN")
             try:
                 for row in source.execute(f"SELECT * FROM {table}"):
                     try:
-                        t.from_backup += int(_insert(conn, table, dict(row), target_cols))
+                        t.from_backup += int(_insert(conn, table, dict(row), target_cols,
+                                                     keyed=keyed))
                     except (sqlite3.IntegrityError, sqlite3.InterfaceError):
                         t.rejected += 1
                 conn.execute("COMMIT")

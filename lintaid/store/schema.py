@@ -71,9 +71,31 @@ CREATE TABLE IF NOT EXISTS record_state (
     evidence TEXT
 );
 CREATE INDEX IF NOT EXISTS record_state_retired_by ON record_state(superseded_by);
+
+-- Staleness inputs, one record at a time (``lintaid.policy.staleness``): the record's category,
+-- and what it asserts (about a person, and its own words), for later records to confirm or
+-- contradict. ``at`` is the record's creation time.
+CREATE TABLE IF NOT EXISTS record_category (
+    record_id TEXT PRIMARY KEY,
+    category TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS assertions (
+    record_id TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    user_id TEXT NOT NULL,
+    at REAL NOT NULL,
+    subject TEXT NOT NULL,
+    attribute TEXT NOT NULL,
+    value TEXT NOT NULL,
+    leaves INTEGER NOT NULL,
+    PRIMARY KEY (record_id, n)
+);
+CREATE INDEX IF NOT EXISTS assertions_attribute ON assertions(user_id, subject, attribute);
+CREATE INDEX IF NOT EXISTS assertions_value ON assertions(user_id, subject, value);
 """
 
-DERIVED_TABLES: Final = ("claims", "relations", "claim_state", "record_state")
+DERIVED_TABLES: Final = ("claims", "relations", "claim_state", "record_state",
+                         "record_category", "assertions")
 META: Final = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 DERIVED_VERSION_KEY: Final = "derived_version"
 _SHAPE_KEY: Final = "derived_schema"

@@ -1,0 +1,253 @@
+"""Staleness lint without the daemon: settings, memory exports, and the printed report.
+
+- ``load_config``: the decay settings, from ``.lint-ai/staleness.toml`` and the environment
+  (the daemon reads them at start; the file audit on every run).
+- ``audit_file``: an export in memlint's input formats (``json``: ``id``, ``content``,
+  ``created_at``, ``source``, ``confirmation_count``, ``last_confirmed_at``, ``category``;
+  ``mem0``: ``id``, ``memory``, ``created_at``, ``updated_at`` as the last confirmation),
+  judged by the same rules as the store, against its own entries.
+- ``enrich``: the export's documents with ``memlint_score``, ``memlint_level``,
+  ``memlint_age_days`` and ``memlint_checked_at`` added (memlint's names, so queries written
+  for them keep working), written atomically.
+- ``table``: the report as the CLI prints it, for the store and for an export alike.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Final
+
+import tomlkit
+
+from lintaid_client import paths
+from lintaid_client.ops import parse_time
+
+from .policy import staleness as policy
+from .policy.staleness import ConfigError, StalenessConfig
+
+CONFIG_FILE: Final = "staleness.toml"
+ENV_RATES: Final = "LINTAID_STALENESS_RATES"
+ENV_INJECT_EXPIRED: Final = "LINTAID_INJECT_EXPIRED"
+FORMATS: Final = ("json", "mem0")
+CONTENT_WIDTH: Final = 50
+
+
+def config_path(root: Path) -> Path:
+    return paths.state_dir(root) / CONFIG_FILE
+
+
+def load_config(root: Path | None, env: Mapping[str, str] | None = None) -> StalenessConfig:
+    """The decay settings: defaults, then ``<root>/.lint-ai/staleness.toml`` when it exists,
+    then ``LINTAID_STALENESS_RATES`` ("project=0.004,system_fact=0.02") and
+    ``LINTAID_INJECT_EXPIRED`` (1 or 0). ``ConfigError`` names the file or variable at fault."""
+    env = os.environ if env is None else env
+    config = StalenessConfig()
+    if root is not None:
+        path = config_path(root)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = None
+        except OSError as err:
+            raise ConfigError(f"{path}: {err.strerror or err}") from None
+        if text is not None:
+            try:
+                data = tomlkit.parse(text).unwrap()
+            except Exception as err:  # tomlkit raises its own ParseError family
+                raise ConfigError(f"{path}: not TOML: {err}") from None
+            config = policy.config_from(data, str(path), config)
+    if env.get(ENV_RATES):
+        rates = {**config.rates, **policy.parse_rates(env[ENV_RATES], ENV_RATES)}
+        config = StalenessConfig(rates, config.contradiction_penalty, config.inject_expired)
+    if env.get(ENV_INJECT_EXPIRED):
+        value = env[ENV_INJECT_EXPIRED].strip().lower()
+        if value not in ("0", "1", "true", "false", "yes", "no"):
+            raise ConfigError(f"{ENV_INJECT_EXPIRED}: must be 1 or 0, not {value!r}")
+        config = StalenessConfig(config.rates, config.contradiction_penalty,
+                                 value in ("1", "true", "yes"))
+    return config
+
+
+# -- exports ---------------------------------------------------------------------------------
+class ExportError(ValueError):
+    """An export that cannot be read; the message names the file and the entry."""
+
+
+@dataclass
+class Export:
+    """A memory export as read: its documents (as they were) and the facts judged."""
+
+    path: Path
+    documents: list[dict[str, Any]]
+    facts: list[policy.Fact]
+    wrapped: bool  # the documents sat under {"results": [...]} (mem0's get_all)
+
+
+def _time(value: Any, where: str) -> float:
+    try:
+        return parse_time(value, where)
+    except ValueError as err:
+        raise ExportError(str(err)) from None
+
+
+def load_export(path: Path, fmt: str = "json", now: float | None = None) -> Export:
+    """Read an export in memlint's ``json`` or ``mem0`` format. An entry without
+    ``created_at`` is taken as stated ``now`` (it scores fresh), as memlint does."""
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+    now = time.time() if now is None else now
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ExportError(f"{path}: {err.strerror or err}") from None
+    except (UnicodeDecodeError, ValueError) as err:
+        raise ExportError(f"{path}: not JSON: {err}") from None
+    wrapped = isinstance(data, dict) and isinstance(data.get("results"), list)
+    docs = data["results"] if wrapped else data
+    if not isinstance(docs, list):
+        raise ExportError(f"{path}: expected a JSON array of memories at the root"
+                          + (" (or mem0's {\"results\": [...]})" if fmt == "mem0" else "")
+                          + f", got {type(docs).__name__}")
+    text_key = "memory" if fmt == "mem0" else "content"
+    confirmed_key = "updated_at" if fmt == "mem0" else "last_confirmed_at"
+    facts: list[policy.Fact] = []
+    seen: set[str] = set()
+    for i, doc in enumerate(docs):
+        where = f"{path}: entry {i}"
+        if not isinstance(doc, dict):
+            raise ExportError(f"{where}: must be an object, not {type(doc).__name__}")
+        for key in ("id", text_key):
+            if doc.get(key) in (None, ""):
+                raise ExportError(f"{where}: missing '{key}'")
+        fid, text = str(doc["id"]), doc[text_key]
+        if not isinstance(text, str):
+            raise ExportError(f"{where}: '{text_key}' must be a string")
+        if fid in seen:
+            raise ExportError(f"{where}: id {fid!r} appears twice")
+        seen.add(fid)
+        created = (_time(doc["created_at"], f"{where}: created_at")
+                   if doc.get("created_at") is not None else now)
+        confirmed = (_time(doc[confirmed_key], f"{where}: {confirmed_key}")
+                     if doc.get(confirmed_key) is not None else None)
+        count = doc.get("confirmation_count", 0)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ExportError(f"{where}: confirmation_count must be a whole number >= 0")
+        source = doc.get("source")
+        try:
+            category = policy.fact_category(text, doc.get("category"))
+        except ConfigError as err:
+            raise ExportError(f"{where}: {err}") from None
+        facts.append(policy.Fact(fid, text, created, category,
+                                 source if isinstance(source, str) else None, count, confirmed))
+    return Export(path, docs, facts, wrapped)
+
+
+def audit(export: Export, now: float | None = None,
+          config: StalenessConfig | None = None) -> dict[str, Any]:
+    """The export judged against itself: the whole lint report (``policy.report``)."""
+    now = time.time() if now is None else now
+    evidence = policy.relate(export.facts, now)
+    judged = [(f.id, f.content, policy.judge(f, evidence[f.id], now, config))
+              for f in export.facts]
+    return policy.report(judged, now)
+
+
+def narrow(result: Mapping[str, Any], only_flagged: bool = False,
+           limit: int | None = None) -> dict[str, Any]:
+    """A whole report as ``policy.report`` narrows it: only the flagged rows, at most
+    ``limit`` of them; the counts stay complete."""
+    rows = [r for r in result["results"] if not only_flagged or r["level"] in policy.FLAGGED]
+    shown = rows if limit is None else rows[:limit]
+    return {**result, "results": shown,
+            "omitted": result.get("omitted", 0) + len(rows) - len(shown)}
+
+
+def iso(epoch: float | None) -> str | None:
+    if epoch is None or not math.isfinite(epoch):
+        return None
+    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def enrich(export: Export, result: Mapping[str, Any], out: Path) -> int:
+    """Write the export's documents with the memlint fields added (originals untouched), in
+    the shape they came in, atomically; return how many were written."""
+    by_id = {r["id"]: r for r in result["results"]}
+    if len(by_id) != len(export.facts):
+        raise ExportError("enrich needs the whole report, not only the flagged entries")
+    checked = iso(result["checked_at"])
+    docs = []
+    for doc, fact in zip(export.documents, export.facts, strict=True):
+        row = by_id[fact.id]
+        docs.append({**doc, "memlint_score": row["score"], "memlint_level": row["level"],
+                     "memlint_age_days": row["age_days"], "memlint_checked_at": checked})
+    data: Any = {"results": docs} if export.wrapped else docs
+    out = out.expanduser()
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, ensure_ascii=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return len(docs)
+
+
+# -- printing --------------------------------------------------------------------------------
+COLUMNS: Final = ("ID", "CONTENT", "CATEGORY", "AGE", "SCORE", "LEVEL", "ACTION")
+
+
+def _cell(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
+def table(result: Mapping[str, Any], noun: str = "records") -> list[str]:
+    """The report as lines: one row per result (id, content, category, age in days, score,
+    level, action), then memlint's summary line over everything checked."""
+    rows = [(str(r["id"]), _cell(str(r["content"]), CONTENT_WIDTH), str(r["category"]),
+             str(r["age_days"]), f"{r['score']:.2f}", str(r["level"]).upper(), str(r["action"]))
+            for r in result["results"]]
+    widths = [max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(COLUMNS)]
+    right = {3, 4}
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    out = [line(COLUMNS)] if rows else []
+    out.extend(line(row) for row in rows)
+    if result.get("omitted"):
+        out.append(f"... {result['omitted']} more not listed (--limit)")
+    out.append(summary(result, noun))
+    return out
+
+
+def summary(result: Mapping[str, Any], noun: str = "records") -> str:
+    c = result["counts"]
+    noun = noun.removesuffix("s") if result["total"] == 1 else noun
+    return (f"Checked {result['total']} {noun}: {c['fresh']} fresh, {c['aging']} aging, "
+            f"{c['stale']} stale, {c['expired']} expired")
+
+
+def fails(result: Mapping[str, Any], fail_on: str | None) -> bool:
+    """True when ``fail_on`` (stale or expired) is set and a record is at that level or
+    beyond (so ``stale`` fails on expired ones too)."""
+    if not fail_on:
+        return False
+    return any(count and policy.at_least(level, fail_on)
+               for level, count in result["counts"].items())
