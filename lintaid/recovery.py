@@ -65,10 +65,11 @@ class RecoveryReport:
             return [f"memory.db is whole (its integrity check passed): nothing to recover "
                     f"in {self.root}"]
         out = [f"memory.db was damaged ({self.damage}); recovered in {self.seconds:.1f}s"]
+        w = max([len("kept aside"), *map(len, self.tables)])
         if self.damaged_copy:
-            out.append(f"  kept aside  {self.damaged_copy}")
-        out.append(f"  backup      {self.backup or 'none usable'}")
-        out.extend(f"              (not used: {p})" for p in self.backup_problems)
+            out.append(f"  {'kept aside':<{w}} {self.damaged_copy}")
+        out.append(f"  {'backup':<{w}} {self.backup or 'none usable'}")
+        out.extend(f"  {'':<{w}} (not used: {p})" for p in self.backup_problems)
         for name, t in self.tables.items():
             parts = [f"{t.salvaged} read from the damaged file",
                      f"{t.from_backup} more from the backup"]
@@ -78,11 +79,11 @@ class RecoveryReport:
                 parts.append(f"{t.rejected} unusable")
             if t.error:
                 parts.append(f"damaged file unreadable: {t.error}")
-            out.append(f"  {name:<11} " + ", ".join(parts))
-        out.append(f"  now         {self.records} records; claims, relations and the search "
+            out.append(f"  {name:<{w}} " + ", ".join(parts))
+        out.append(f"  {'now':<{w}} {self.records} records; claims, relations and the search "
                    "index rebuilt")
         if self.spool:
-            out.append(f"  spool       {self.spool} event(s) replay when the daemon starts")
+            out.append(f"  {'spool':<{w}} {self.spool} event(s) replay when the daemon starts")
         out.append("next: any lintaid command (or the next agent event) starts the daemon")
         return out
 
