@@ -113,6 +113,9 @@ class Daemon:
         self.reader: Reader
         self.inject_reader: Reader
         self.server: Server | None = None
+        self.services: Services
+        self.viewer: Any = None  # lintaid.viewer.server.Viewer once `lintaid ui` asked
+        self._viewer_lock = threading.Lock()
 
     # -- life cycle ----------------------------------------------------------------------
     def request_shutdown(self) -> None:
@@ -164,6 +167,7 @@ class Daemon:
                                paused=self.pause_state.paused)
         services = Services(reader=self.reader, writes=self.store, submit=self.writer.submit,
                             hooks=hooks, control=self, provenance=self.provenance)
+        self.services = services
         self.server = Server(services, endpoint)
         self.server.bind()
         self._write_status(endpoint)
@@ -208,6 +212,10 @@ class Daemon:
         log.info("stopping")
         self.notifier.stopping()
         self._remove_status()
+        with self._viewer_lock:
+            if self.viewer is not None:
+                self.viewer.stop()
+                self.viewer = None
         self.drainer.stop()
         if self.workspace is not None:
             self.workspace.stop()
@@ -237,6 +245,28 @@ class Daemon:
 
     def resume(self, session_id: str | None) -> dict[str, Any]:
         return self.pause_state.resume(session_id)
+
+    def ui(self, port: int | None) -> dict[str, Any]:
+        """Start the web viewer on the loopback address (once per daemon), or find it."""
+        with self._viewer_lock:
+            if self.viewer is not None:
+                if port is not None and port != self.viewer.port:
+                    raise protocol.BadRequest(
+                        f"the viewer already listens on port {self.viewer.port} "
+                        f"({self.viewer.url}); it moves only with a new daemon", arg="port")
+                return {**self.viewer.to_dict(), "started": False}
+            from .viewer.server import Viewer
+
+            viewer = Viewer(self.services, self.root, port)
+            try:
+                viewer.start()
+            except OSError as err:
+                raise protocol.BadRequest(
+                    f"cannot listen on 127.0.0.1:{port or 0}: {err.strerror or err}",
+                    arg="port") from None
+            self.writer.add_flusher(viewer.changed)
+            self.viewer = viewer
+            return {**viewer.to_dict(), "started": True}
 
     # -- status ----------------------------------------------------------------------------
     def _write_status(self, endpoint: str) -> None:
@@ -278,6 +308,7 @@ class Daemon:
             "clients": {name: client.installed(self.root)
                         for name, client in registry.CLIENTS.items()},
             "pause": self.pause_state.to_dict(),
+            "viewer": self.viewer.to_dict() if self.viewer is not None else None,
             "versions": {
                 "lintaid": self.version,
                 "protocol": protocol.VERSION,
