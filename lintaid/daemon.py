@@ -252,8 +252,9 @@ class Daemon:
             if self.viewer is not None:
                 if port is not None and port != self.viewer.port:
                     raise protocol.BadRequest(
-                        f"the viewer already listens on port {self.viewer.port} "
-                        f"({self.viewer.url}); it moves only with a new daemon", arg="port")
+                        f"the viewer already listens at 127.0.0.1:{self.viewer.port} "
+                        f"({self.viewer.url}); it moves only with a new daemon "
+                        "(lintaid stop)", arg="port")
                 return {**self.viewer.to_dict(), "started": False}
             from .viewer.server import Viewer
 
