@@ -121,7 +121,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Location", response.location)
         if response.stream is not None:
             self.end_headers()
-            self._stream(response)
+            if method != "HEAD":
+                self._stream(response)
             return
         self.send_header("Content-Length", str(len(response.body)))
         self.end_headers()
