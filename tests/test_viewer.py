@@ -338,6 +338,9 @@ def test_bad_input_is_refused_with_the_ops_message_and_loses_nothing(served: Ser
     assert viewer.post(f"/record/{rid}/supersede", {}).status == 400
     huge = viewer.post(f"/record/{rid}/supersede", {"content": "x" * 600_000})
     assert huge.status == 413
+    as_json = viewer.post(f"/record/{rid}/forget", {}, headers={
+        "Content-Type": "application/json"})
+    assert as_json.status == 415
     assert viewer.post("/record/nothing-here/forget", {}).status == 404
     assert viewer.post("/status", {}).status == 405
     assert served.memory().get(rid)["status"] == "current"

@@ -27,6 +27,9 @@ log = structlog.get_logger("lintaid.viewer")
 
 MAX_FORM_BYTES: Final = 512 * 1024
 """A form larger than this is refused (413): the largest text an op takes is 256 KiB."""
+DRAIN_BYTES: Final = 8 * 1024 * 1024
+"""A refused body up to this size is read and dropped before the answer; a larger one is
+answered at once and the connection closed."""
 HEADERS: Final = {
     "Cache-Control": "no-store",
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
@@ -100,17 +103,29 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(response, method)
 
     def _form(self) -> dict[str, str]:
-        kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-        if kind != "application/x-www-form-urlencoded":
-            raise _Refused(_plain(415, "Changes are sent as forms "
-                                       "(application/x-www-form-urlencoded)."))
         try:
             size = int(self.headers.get("Content-Length") or "")
         except ValueError:
             raise _Refused(_plain(411, "A form needs its Content-Length.")) from None
+        kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if kind != "application/x-www-form-urlencoded":
+            self._discard(size)
+            raise _Refused(_plain(415, "Changes are sent as forms "
+                                       "(application/x-www-form-urlencoded)."))
         if size < 0 or size > MAX_FORM_BYTES:
+            self._discard(size)
             raise _Refused(_plain(413, f"A form may hold at most {MAX_FORM_BYTES} bytes."))
         return parse_query(self.rfile.read(size).decode("utf-8"))
+
+    def _discard(self, size: int) -> None:
+        """Read a refused body (up to ``DRAIN_BYTES``), so the browser, still sending it,
+        gets the answer instead of a reset connection."""
+        left = min(size, DRAIN_BYTES)
+        while left > 0:
+            chunk = self.rfile.read(min(left, 65536))
+            if not chunk:
+                return
+            left -= len(chunk)
 
     def _answer(self, response: Response, method: str) -> None:
         self.send_response(response.status)
