@@ -157,13 +157,16 @@ class Reader:
 
     def newest(self, user_id: str | None, limit: int, offset: int = 0,
                include_hidden: bool = False, *, client: str | None = None,
-               kind: str | None = None, **narrow: Any) -> list[Hit]:
-        """Newest first. ``narrow``: ``status``, ``branch``, ``session_id``, ``since`` and
-        ``until``, as ``MemoryStore.list_ids`` takes them (a status shows hidden records
-        too when it names them)."""
+               kind: str | None = None, status: str | None = None,
+               branch: str | None = None, session_id: str | None = None,
+               since: float | None = None, until: float | None = None) -> list[Hit]:
+        """Newest first; only records with ``status`` (a hidden status shows hidden records),
+        on ``branch``, of ``session_id``, created in [``since``, ``until``) when given."""
         kinds, excluded = kind_filter(kind)
         ids = self.memory.list_ids(normalize_user(user_id), limit, offset, include_hidden,
-                                   client=client, kinds=kinds, excluded=excluded, **narrow)
+                                   client=client, kinds=kinds, excluded=excluded,
+                                   status=status, branch=branch, session_id=session_id,
+                                   since=since, until=until)
         hits = self.hydrate(ids)
         return [hits[i] for i in ids if i in hits]
 

@@ -374,3 +374,25 @@ def test_list_takes_the_timeline_filters(served: Served) -> None:
     assert [h["id"] for h in listed] == [old]
     assert served.json("list", "--branch", "nope")["results"] == []
     assert served.cli("list", "--status", "forgotten").exit_code == 2
+
+
+def test_each_status_filter_lists_exactly_the_records_of_that_status(served: Served) -> None:
+    """The list filter's SQL and the status every hit carries say the same."""
+    add(served, "The gateway uses requests for HTTP calls. Gateway retry attempts: 2.")
+    add(served, "Gateway retry attempts: 3.")  # partly supersedes the first
+    add(served, "The billing job uses cron for scheduling.")
+    add(served, "The billing job uses Airflow instead of cron for scheduling.")
+    add(served, "Dan owns the payments service. Eve owns the payments service.")
+    add(served, "Release notes live in docs/releases.md.")
+    gone = add(served, "The old staging host is stage1.")
+    served.call("expire", {"id": gone})
+    every = served.call("list", {"include_hidden": True, "limit": 100})["results"]
+    by_status: dict[str, set[str]] = {}
+    for hit in every:
+        by_status.setdefault(hit["status"], set()).add(hit["id"])
+    assert set(by_status) == {"current", "partly_superseded", "superseded", "conflicted",
+                              "expired"}
+    for status, ids in by_status.items():
+        listed = served.call("list", {"status": status, "limit": 100})["results"]
+        assert {h["id"] for h in listed} == ids, status
+        assert {h["status"] for h in listed} == {status}
