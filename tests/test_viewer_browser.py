@@ -75,7 +75,7 @@ def _ids(page: Any, selector: str) -> list[str]:
 
 
 @pytest.mark.timeout(300)
-def test_a_person_reads_and_changes_memory_in_the_browser(scene: vs.Scene, browser: Any,
+def test_a_person_reads_and_changes_memory_in_the_browser(browser: Any, scene: vs.Scene,
                                                           tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
