@@ -330,6 +330,8 @@ def status(root: Path, as_json: bool) -> None:
                  + (f", newest {_ago(backups.get('newest_at'))} ({backups['newest']})"
                     if backups.get("newest") else ""))
     lines.append(f"  paused    {_paused_text(data.get('pause') or {})}")
+    viewer = data.get("viewer")
+    lines.append(f"  viewer    {viewer['url'] if viewer else 'off (`lintaid ui` starts it)'}")
     clients = [name for name, files in (data.get("clients") or {}).items() if files]
     lines.append(f"  clients   {', '.join(clients) or 'none installed'}")
     v = data["versions"]
@@ -419,6 +421,27 @@ def resume(root: Path, as_json: bool, **values: Any) -> None:
         click.echo(f"lintaid: resumed capture and injection for {what}")
     else:
         click.echo(f"lintaid: {what} was not paused; nothing changed")
+
+
+@main.command()
+@project_option
+@op_options("ui")
+@click.option("--no-open", is_flag=True, help="Print the address; do not open a browser.")
+@json_flag
+def ui(root: Path, no_open: bool, as_json: bool, **values: Any) -> None:
+    """Open the web viewer: served by the daemon on 127.0.0.1 only, behind a token that
+    changes with every daemon (the printed address holds it)."""
+    result = call(root, "ui", op_args("ui", values))
+    if as_json:
+        click.echo(json.dumps(result))
+    else:
+        click.echo(f"lintaid viewer: {result['url']}")
+    if not no_open:
+        import webbrowser
+
+        if not webbrowser.open(result["url"]) and not as_json:
+            click.echo("lintaid: no browser could be started; open the address above",
+                       err=True)
 
 
 # -- memory ----------------------------------------------------------------------------------

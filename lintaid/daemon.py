@@ -130,6 +130,9 @@ class Daemon:
         self.reader: Reader
         self.inject_reader: Reader
         self.server: Server | None = None
+        self.services: Services
+        self.viewer: Any = None  # lintaid.viewer.server.Viewer once `lintaid ui` asked
+        self._viewer_lock = threading.Lock()
 
     # -- life cycle ----------------------------------------------------------------------
     def request_shutdown(self) -> None:
@@ -185,6 +188,7 @@ class Daemon:
                                paused=self.pause_state.paused)
         services = Services(reader=self.reader, writes=self.store, submit=self.writer.submit,
                             hooks=hooks, control=self, provenance=self.provenance)
+        self.services = services
         self.server = Server(services, endpoint)
         self.server.bind()
         self._write_status(endpoint)
@@ -232,6 +236,10 @@ class Daemon:
         log.info("stopping")
         self.notifier.stopping()
         self._remove_status()
+        with self._viewer_lock:
+            if self.viewer is not None:
+                self.viewer.stop()
+                self.viewer = None
         self.drainer.stop()
         if self.workspace is not None:
             self.workspace.stop()
@@ -300,6 +308,29 @@ class Daemon:
         log.info("backed_up", reason="requested", **info.to_dict())
         return info.to_dict()
 
+    def ui(self, port: int | None) -> dict[str, Any]:
+        """Start the web viewer on the loopback address (once per daemon), or find it."""
+        with self._viewer_lock:
+            if self.viewer is not None:
+                if port is not None and port != self.viewer.port:
+                    raise protocol.BadRequest(
+                        f"the viewer already listens at 127.0.0.1:{self.viewer.port} "
+                        f"({self.viewer.url}); it moves only with a new daemon "
+                        "(lintaid stop)", arg="port")
+                return {**self.viewer.to_dict(), "started": False}
+            from .viewer.server import Viewer
+
+            viewer = Viewer(self.services, self.root, port)
+            try:
+                viewer.start()
+            except OSError as err:
+                raise protocol.BadRequest(
+                    f"cannot listen on 127.0.0.1:{port or 0}: {err.strerror or err}",
+                    arg="port") from None
+            self.writer.add_flusher(viewer.changed)
+            self.viewer = viewer
+            return {**viewer.to_dict(), "started": True}
+
     # -- status ----------------------------------------------------------------------------
     def _write_status(self, endpoint: str) -> None:
         _write_private(paths.endpoint_file(self.root), endpoint + "\n")
@@ -340,6 +371,7 @@ class Daemon:
             "clients": {name: client.installed(self.root)
                         for name, client in registry.CLIENTS.items()},
             "pause": self.pause_state.to_dict(),
+            "viewer": self.viewer.to_dict() if self.viewer is not None else None,
             "versions": {
                 "lintaid": self.version,
                 "protocol": protocol.VERSION,

@@ -58,6 +58,8 @@ class Control(Protocol):
 
     def resume(self, session_id: str | None) -> dict[str, Any]: ...
 
+    def ui(self, port: int | None) -> dict[str, Any]: ...
+
 
 class Hooks(Protocol):
     def handle(self, provider: str, event: str, payload: dict[str, Any], *,
@@ -179,7 +181,9 @@ def op_get(s: Services, args: Args) -> Args:
 def op_list(s: Services, args: Args) -> Args:
     hits = s.reader.newest(args["user_id"], args["limit"], args["offset"],
                            args["include_hidden"], client=_client(args),
-                           kind=args["kind"])
+                           kind=args["kind"], status=args["status"], branch=args["branch"],
+                           session_id=args["session_id"], since=args["since"],
+                           until=args["until"])
     return {"results": [h.to_dict() for h in hits]}
 
 
@@ -271,6 +275,10 @@ def op_resume(s: Services, args: Args) -> Args:
     return s.control.resume(args["session_id"])
 
 
+def op_ui(s: Services, args: Args) -> Args:
+    return s.control.ui(args["port"])
+
+
 HANDLERS: dict[str, Handler] = {
     "ping": op_ping,
     "status": op_status,
@@ -291,6 +299,7 @@ HANDLERS: dict[str, Handler] = {
     "backup": op_backup,
     "pause": op_pause,
     "resume": op_resume,
+    "ui": op_ui,
 }
 
 

@@ -157,12 +157,50 @@ class Reader:
 
     def newest(self, user_id: str | None, limit: int, offset: int = 0,
                include_hidden: bool = False, *, client: str | None = None,
-               kind: str | None = None) -> list[Hit]:
+               kind: str | None = None, status: str | None = None,
+               branch: str | None = None, session_id: str | None = None,
+               since: float | None = None, until: float | None = None) -> list[Hit]:
+        """Newest first; only records with ``status`` (a hidden status shows hidden records),
+        on ``branch``, of ``session_id``, created in [``since``, ``until``) when given."""
         kinds, excluded = kind_filter(kind)
         ids = self.memory.list_ids(normalize_user(user_id), limit, offset, include_hidden,
-                                   client=client, kinds=kinds, excluded=excluded)
+                                   client=client, kinds=kinds, excluded=excluded,
+                                   status=status, branch=branch, session_id=session_id,
+                                   since=since, until=until)
         hits = self.hydrate(ids)
         return [hits[i] for i in ids if i in hits]
+
+    def conflicts(self, user_id: str | None, limit: int) -> list[models.Conflict]:
+        """Pairs of statements that disagree, both still marked conflicted: memory records
+        and decision documents, newest first."""
+        rows = self.memory.conflicts(user_id, limit)
+        if self.workspace is not None:
+            rows += self.workspace.conflicts(limit)
+        return [models.Conflict(_statement(r, "a", _store(r)), _statement(r, "b", _store(r)))
+                for r in rows[:limit]]
+
+    def chains(self, record_id: str, user_id: str | None,
+               window: int = 25) -> list[models.Chain]:
+        """The chain each claim of a visible record sits on, oldest step first, with the
+        relations between its steps; a long chain keeps ``window`` steps on either side of
+        the record's claim."""
+        if self.memory.visible_row(record_id, normalize_user(user_id)) is None:
+            raise protocol.NotFound(f"no memory {record_id!r}")
+        out = []
+        for claim in self.memory.claims_for([record_id])[record_id]:
+            key, rows = self.memory.chain(claim["claim_id"], user_id)
+            if key is None:
+                continue
+            at = next((i for i, r in enumerate(rows) if r["claim_id"] == claim["claim_id"]), 0)
+            kept = rows[max(0, at - window): at + window + 1]
+            steps = [models.ChainStep.from_dict(r) for r in kept]
+            links = self.memory.chain_links([s.claim_id for s in steps])
+            out.append(models.Chain(
+                claim_id=key["claim_id"], subject=key["subject"], predicate=key["predicate"],
+                scope=key["scope"], steps=steps,
+                links=[models.ChainLink.from_dict(r) for r in links],
+                omitted=len(rows) - len(kept)))
+        return out
 
     def lint(self, user_id: str | None, at: float | None = None, only_flagged: bool = False,
              limit: int | None = None) -> dict[str, Any]:
@@ -199,19 +237,15 @@ class Reader:
         out = models.ProjectState(since=req.since)
         out.decisions = [_statement(r, "c", models.MEMORY)
                          for r in mem.current_claims(user, req.decisions)]
-        conflicts = mem.conflicts(user, req.conflicts)
         retired = mem.retired_since(user, req.since, req.changes) if req.since is not None \
             else []
         if ws is not None:
             out.decisions += [_statement(r, "c", models.WORKSPACE)
                               for r in ws.current_claims(req.decisions)]
             out.decisions.sort(key=lambda s: -(s.created_at or 0.0))
-            conflicts += ws.conflicts(req.conflicts)
             if req.since is not None:
                 retired += ws.retired_since(req.since, req.changes)
-        out.conflicts = [models.Conflict(_statement(r, "a", _store(r)),
-                                         _statement(r, "b", _store(r)))
-                         for r in conflicts[:req.conflicts]]
+        out.conflicts = self.conflicts(user, req.conflicts)
         out.changes = [_change(r) for r in retired]
         if req.since is not None:
             out.changes += [_bare_change(r)

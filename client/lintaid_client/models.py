@@ -268,6 +268,56 @@ class Conflict(_Model):
 
 
 @dataclass
+class ChainStep(_Model):
+    """One claim on a chain (claims about the same subject and predicate), oldest first."""
+
+    claim_id: str
+    record_id: str
+    value: str
+    evidence: str = ""
+    status: str = CURRENT
+    effective_at: float | None = None
+    created_at: float | None = None
+    superseded_by_claim: str | None = None
+
+
+@dataclass
+class ChainLink(_Model):
+    """How two claims of a chain relate: ``source_claim`` is the newer (it supersedes,
+    conflicts with or confirms ``target_claim``)."""
+
+    kind: str
+    source_claim: str
+    target_claim: str
+    confidence: float
+    method: str = ""
+    evidence: str = ""
+
+
+@dataclass
+class Chain(_Model):
+    """The chain one claim of a record sits on: what it replaced, what replaced it, and why.
+    ``omitted``: steps left out at either end of a long chain."""
+
+    claim_id: str
+    subject: str
+    predicate: str
+    scope: str = ""
+    steps: list[ChainStep] = field(default_factory=list)
+    links: list[ChainLink] = field(default_factory=list)
+    omitted: int = 0
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Chain:
+        chain = super().from_dict(data)
+        chain.steps = [s if isinstance(s, ChainStep) else ChainStep.from_dict(s)
+                       for s in chain.steps]
+        chain.links = [x if isinstance(x, ChainLink) else ChainLink.from_dict(x)
+                       for x in chain.links]
+        return chain
+
+
+@dataclass
 class ProjectState:
     """What SessionStart brings: current decisions, what changed since ``since``, what is
     unresolved, and the newest notes and outcomes. Built in the daemon, read by the

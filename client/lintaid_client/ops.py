@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .models import ALL_KINDS, KINDS
+from .models import ALL_KINDS, FORGOTTEN, KINDS, STATUSES
 from .protocol import MAX_DEPTH, TOO_LARGE, BadRequest
 
 READ: Final = "read"
@@ -48,6 +48,8 @@ BACKUPS_KEPT: Final = 5
 MAX_LINT: Final = 5000  # rows of a lint report: well within a message's 8 MiB
 STORES: Final = ("memory", "workspace", "all")
 KIND_CHOICES: Final = (*KINDS, ALL_KINDS)
+LISTED_STATUSES: Final = tuple(s for s in STATUSES if s != FORGOTTEN)
+"""The statuses a list may filter by (a forgotten record is never listed)."""
 TIME_HELP: Final = "ISO 8601, UTC unless it names a zone, or epoch seconds"
 MAX_DURATION_S: Final = 366 * 86400
 DURATION_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -179,6 +181,15 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         CLIENT,
         Arg("kind", CHOICE, "only records of this kind; prompts are listed only when asked "
             "for: 'prompt', or 'all' for every kind", choices=KIND_CHOICES),
+        Arg("status", CHOICE, "only records with this status (superseded and expired ones "
+            "included when asked for)", choices=LISTED_STATUSES, mcp=False),
+        Arg("branch", STR, "only records captured on this git branch", max_bytes=256,
+            mcp=False),
+        Arg("session_id", STR, "only records of this agent session", cli="--session",
+            max_bytes=MAX_ID_BYTES, mcp=False),
+        Arg("since", TIME, f"only records created at or after this time ({TIME_HELP})",
+            mcp=False),
+        Arg("until", TIME, f"only records created before this time ({TIME_HELP})", mcp=False),
         USER,
     ), tool="list_memories"),
     Op("update", WRITE, "Replace a memory's text (its claims are derived again).", (
@@ -240,6 +251,11 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
     Op("resume", WRITE, "Resume capture and injection: everywhere, or for one session.", (
         Arg("session_id", STR, "resume only this agent session", cli="--session",
             max_bytes=MAX_ID_BYTES),
+    )),
+    Op("ui", WRITE, "Start the daemon's web viewer on the loopback address, or find the "
+       "one running: its URL, which holds this daemon's token.", (
+        Arg("port", INT, "the loopback port to listen on (default: a free one)", lo=1,
+            hi=65535),
     )),
 )}
 

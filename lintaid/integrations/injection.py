@@ -102,6 +102,12 @@ def query_terms(query: str) -> list[str]:
     return list(found)
 
 
+def query_stems(query: str) -> list[str]:
+    """The stems of ``query_terms``: what a line must hold to match (the viewer highlights
+    the same words)."""
+    return [_stem(term) for term in query_terms(query)]
+
+
 def build_excerpt(hit: Hit, terms: list[str]) -> tuple[str, list[str]]:
     """Return ``(excerpt, superseded notes)`` for a hit.
 

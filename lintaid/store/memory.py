@@ -31,7 +31,7 @@ from lintaid.capture.record import NewRecord, content_fingerprint, normalize_use
 from lintaid.clock import HybridClock
 from lintaid_client import models, paths
 
-from . import integrity, state
+from . import chains, integrity, state
 from .backup import BackupInfo, copy_database, rolling_backup
 from .derived_tables import DerivedTables
 from .index import TantivyIndex, millis
@@ -574,23 +574,29 @@ class MemoryStore:
                  include_hidden: bool = False, *, client: str | None = None,
                  kinds: Sequence[str] = (), excluded: Sequence[str] = (),
                  doc_types: Sequence[str] = (), branch: str | None = None,
-                 session_id: str | None = None, not_session: str | None = None) -> list[str]:
+                 session_id: str | None = None, not_session: str | None = None,
+                 since: float | None = None, until: float | None = None,
+                 status: str | None = None) -> list[str]:
         """Newest first; only ``client``'s captures, ``kinds`` (``doc_types``, on ``branch``,
-        of ``session_id``) when given, never ``excluded`` kinds nor ``not_session``'s
-        records."""
+        of ``session_id``, created in [``since``, ``until``), of ``status``) when given, never
+        ``excluded`` kinds nor ``not_session``'s records."""
         sql = ("SELECT r.id FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
                " WHERE r.user_id = ? AND r.forgotten_at IS NULL")
         params: list[Any] = [normalize_user(user_id)]
         for column, value, op in (("branch", branch, "="), ("session_id", session_id, "="),
                                   ("session_id", not_session, "IS NOT"),
-                                  ("provider", client, "=")):
+                                  ("provider", client, "="), ("created_at", since, ">="),
+                                  ("created_at", until, "<")):
             if value is not None:
                 sql += f" AND r.{column} {op} ?"
                 params.append(value)
         if doc_types:
             sql += f" AND r.doc_type IN ({', '.join('?' * len(doc_types))})"
             params.extend(doc_types)
-        if not include_hidden:
+        if status is not None:
+            sql += _STATUS_SQL[status]
+            params.append(time.time())
+        elif not include_hidden:
             sql += (" AND (r.expires_at IS NULL OR r.expires_at > ?)"
                     " AND COALESCE(s.status, 'current') != 'superseded'")
             params.append(time.time())
@@ -756,6 +762,14 @@ class MemoryStore:
                     out[(row["record_id"], row["n"])] = row
         return list(out.values())
 
+    def chain(self, claim_id: str,
+              user_id: str | None) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """The chain ``claim_id`` sits on (``chains.chain_rows``)."""
+        return chains.chain_rows(self._read(), claim_id, normalize_user(user_id))
+
+    def chain_links(self, claim_ids: list[str]) -> list[dict[str, Any]]:
+        return chains.links_between(self._read(), claim_ids)
+
     def audit_rows(self, record_id: str) -> list[sqlite3.Row]:
         return list(self._read().execute(
             "SELECT * FROM audit WHERE target = ? ORDER BY seq", (record_id,)
@@ -806,6 +820,23 @@ def _document(row: sqlite3.Row, retired: list[tuple[int, int]],
         **({"client": str(row["provider"])} if row["provider"] else {}),
     }
 
+
+_CONFLICTED_CLAIM: Final = ("EXISTS (SELECT 1 FROM claim_state cs WHERE cs.record_id = r.id"
+                             " AND cs.status = 'conflicted')")
+_STATUS_SQL: Final = {
+    # One word of the status vocabulary as ``search._record_status`` derives it (expiry first;
+    # a conflicted record without a conflicted claim only has retired statements); each takes
+    # the time now.
+    models.EXPIRED: " AND r.expires_at IS NOT NULL AND r.expires_at <= ?",
+    models.CURRENT: " AND (r.expires_at IS NULL OR r.expires_at > ?)"
+                    " AND COALESCE(s.status, 'current') = 'current'",
+    models.SUPERSEDED: " AND (r.expires_at IS NULL OR r.expires_at > ?)"
+                       " AND s.status = 'superseded'",
+    models.CONFLICTED: " AND (r.expires_at IS NULL OR r.expires_at > ?)"
+                       f" AND s.status = 'conflicted' AND {_CONFLICTED_CLAIM}",
+    models.PARTLY_SUPERSEDED: " AND (r.expires_at IS NULL OR r.expires_at > ?)"
+                              f" AND s.status = 'conflicted' AND NOT {_CONFLICTED_CLAIM}",
+}
 
 _LIVE_COLUMNS: Final = {"id": "{t}.id", "created_at": "{t}.created_at", "source": "{t}.source",
                         "session_id": "{t}.session_id", "text": "{t}.content", "path": "NULL"}

@@ -1,0 +1,115 @@
+"""The templates (package data, autoescaped) and the helpers they use.
+
+Everything a page shows is escaped unless a helper here builds it from escaped pieces
+(``highlight``, ``annotate``): a captured turn may hold any HTML, and it is shown as text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup, escape
+
+from lintaid_client import models
+from lintaid_client.models import Claim
+
+STATUS_TEXT = {
+    models.CURRENT: "current",
+    models.PARTLY_SUPERSEDED: "partly superseded",
+    models.CONFLICTED: "conflicted",
+    models.SUPERSEDED: "superseded",
+    models.EXPIRED: "expired",
+    models.FORGOTTEN: "forgotten",
+}
+REVISION_TEXT = {
+    "exact-match": "the current revision",
+    "captured-revision-is-ancestor": "an ancestor of the current revision",
+    "diverged": "not an ancestor of the current revision (another branch, or rewritten)",
+    "unknown": "unknown relation to the current revision",
+}
+
+
+def when(epoch: float | None) -> str:
+    """A time as people read it, in UTC (the time filters read UTC too)."""
+    if epoch is None:
+        return "—"
+    try:
+        return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        return "—"
+
+
+def short(value: str | None, keep: int = 12) -> str:
+    if not value:
+        return "—"
+    return value if len(value) <= keep else value[:keep] + "…"
+
+
+def summary(text: str | None, chars: int = 160) -> str:
+    """The first line that says something, cut to ``chars``."""
+    for line in (text or "").splitlines():
+        line = " ".join(line.split())
+        if line and line != "---":
+            return line if len(line) <= chars else line[: chars - 1] + "…"
+    return ""
+
+
+def highlight(text: str, stems: Sequence[str]) -> Markup:
+    """``text`` escaped, with every word that starts with one of ``stems`` in ``<mark>``."""
+    if not stems:
+        return escape(text)
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(s) for s in stems) + r")\w*",
+                         re.IGNORECASE)
+    out: list[str] = []
+    at = 0
+    for match in pattern.finditer(text):
+        out.append(escape(text[at:match.start()]))
+        out.append(Markup("<mark>%s</mark>") % match.group())
+        at = match.end()
+    out.append(escape(text[at:]))
+    return Markup("").join(out)
+
+
+_SPAN_CLASS = {models.SUPERSEDED: "retired", models.CONFLICTED: "conflict"}
+
+
+def annotate(content: str, claims: Sequence[Claim]) -> Markup:
+    """The record's text escaped, each claim's sentence wrapped in a span marked with its
+    status (a retired one struck through, a conflicted one marked) and linked to its row."""
+    spans = sorted((max(0, c.start), min(len(content), c.end), c) for c in claims
+                   if c.end > c.start)
+    out: list[str] = []
+    at = 0
+    for start, end, claim in spans:
+        if start < at:  # overlapping claims: the first one keeps the text
+            continue
+        out.append(escape(content[at:start]))
+        css = _SPAN_CLASS.get(claim.status, "claim")
+        out.append(Markup('<a class="span %s" href="#claim-%s" title="%s">%s</a>') % (
+            css, claim.claim_id, STATUS_TEXT.get(claim.status, claim.status),
+            content[start:end]))
+        at = end
+    out.append(escape(content[at:]))
+    return Markup("").join(out)
+
+
+def environment() -> Environment:
+    env = Environment(loader=PackageLoader("lintaid.viewer", "templates"),
+                      autoescape=select_autoescape(default=True, default_for_string=True),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(when=when, short=short, summary=summary, highlight=highlight,
+                       annotate=annotate)
+    env.globals.update(status_text=STATUS_TEXT, revision_text=REVISION_TEXT)
+    return env
+
+
+class Renderer:
+    def __init__(self) -> None:
+        self.env = environment()
+
+    def page(self, name: str, **context: Any) -> str:
+        return self.env.get_template(name).render(**context)

@@ -1,0 +1,32 @@
+// lintaid viewer: live timeline. Pages work without this file; it only refreshes the first
+// page of the timeline when the daemon commits a write (server-sent events from /events).
+(function () {
+  "use strict";
+  var list = document.getElementById("timeline");
+  if (!list || list.dataset.live !== "1" || !window.EventSource || !window.fetch) {
+    return;
+  }
+  var busy = false;
+  var again = false;
+  function refresh() {
+    if (busy) { again = true; return; }
+    busy = true;
+    fetch(list.dataset.fragment, { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) {
+        if (html !== null) {
+          list.innerHTML = html;
+          list.dataset.refreshed = String(Number(list.dataset.refreshed || "0") + 1);
+        }
+      })
+      .catch(function () {})
+      .then(function () {
+        busy = false;
+        if (again) { again = false; refresh(); }
+      });
+  }
+  var source = new EventSource(list.dataset.events);
+  source.addEventListener("change", refresh);
+  source.addEventListener("open", function () { list.dataset.connected = "1"; });
+  window.addEventListener("pagehide", function () { source.close(); });
+})();

@@ -1,0 +1,189 @@
+"""The viewer in a real browser: Debian's Chromium, headless, driven by Playwright, against a
+daemon process watching a git work tree, fed by the real hook shim and CLI.
+
+A person's way through it: the timeline (and a new capture arriving while it is open), a
+search, a record, its chain followed both ways, the conflicts and status pages, forgetting one
+record and superseding another; then the same pages with JavaScript off. Each page's
+screenshot is written under the test's tmp folder (the path is printed);
+``LINTAID_VIEWER_SCREENSHOT=docs/viewer-record.png`` also copies the record page's there.
+
+Skipped, with the reason, where Playwright or the browser cannot be had (``.ci/run`` installs
+both: Chromium with apt, Playwright with the test extra; never ``playwright install``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lintaid_client import paths
+from tests import viewer_scene as vs
+from tests.conftest import daemon_process, lintaid_env, run_cli, run_json, wait_for
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = os.environ.get("LINTAID_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+WAIT_MS = 20_000  # a bound on a condition, not a claim about speed
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import Error, sync_playwright
+    except ImportError as err:
+        pytest.skip(f"the browser tests need Playwright (pip install -e '.[test]'): {err}")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"the browser tests need Chromium at {CHROMIUM} (apt-get install chromium)")
+    with sync_playwright() as driver:
+        try:
+            chromium = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        except Error as err:
+            pytest.skip(f"Chromium at {CHROMIUM} did not start: {err}")
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def scene(tmp_path: Path) -> Iterator[vs.Scene]:
+    root = tmp_path / "payments-gateway"
+    root.mkdir()
+    paths.ensure_state_dir(root)
+    vs.prepare_tree(root)
+    env = lintaid_env(LINTAID_NO_WATCH="0")
+    process = daemon_process(root, env)
+    try:
+        wait_for(lambda: run_json(root, "status", env=env).get("workspace", {}).get("ready"), 60)
+        yield vs.build(vs.Scene(root, env))
+    finally:
+        process.stop()
+
+
+def _ids(page: Any, selector: str) -> list[str]:
+    return [href.rsplit("/record/", 1)[1] for href in
+            page.eval_on_selector_all(selector, "els => els.map(e => e.getAttribute('href'))")]
+
+
+@pytest.mark.timeout(300)
+def test_a_person_reads_and_changes_memory_in_the_browser(browser: Any, scene: vs.Scene,
+                                                          tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=WAIT_MS)
+    root, env = scene.root, scene.env
+    capture = vs.capture_id(scene)
+    vs.edit_after_capture(scene)
+    url = json.loads(run_cli(root, "ui", "--no-open", "--json", env=env).stdout)["url"]
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+
+    def shot(name: str) -> Path:
+        path = shots / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    # The timeline: sessions by client, and a capture arriving while it is open.
+    page.goto(url)
+    expect(page.locator(".session-head .client")).to_contain_text(
+        ["codex", "claude-code", "no agent client"])
+    expect(page.locator("#timeline")).to_have_attribute("data-connected", "1")
+    page.evaluate("window.stayed = true")
+    vs.add(scene, "Deploys go through Argo CD since the June migration.")
+    expect(page.locator("#timeline")).to_contain_text("Deploys go through Argo CD")
+    assert page.evaluate("window.stayed") is True  # updated in place, not reloaded
+    shot("timeline")
+
+    # Search: the CLI's ranking, the words marked; history brings the retired note back.
+    page.fill("header input[name=q]", "gateway http client")
+    page.press("header input[name=q]", "Enter")
+    expect(page.locator("#summary")).to_contain_text("hit")
+    cli = run_json(root, "search", "gateway http client", "--top-k", "10", env=env)["results"]
+    assert _ids(page, ".hit-head a.rec") == [h["id"] for h in cli if h["store"] == "memory"]
+    assert page.locator("pre.excerpt mark").count() > 0
+    assert scene.old_note not in _ids(page, ".hit-head a.rec")
+    page.check("input[name=history]")
+    page.click("form.search button[type=submit]")
+    expect(page.locator(".badge", has_text="historical")).to_have_count(1)
+    assert scene.old_note in _ids(page, ".hit-head a.rec")
+    shot("search")
+
+    # A record: claims, the chain it sits on, provenance, the file it named, its audit trail.
+    page.click(f".hit-head a.rec[href$='/record/{capture}']")
+    expect(page.locator("h1")).to_contain_text("Switch the gateway's HTTP client to httpx")
+    chain = page.locator("#chains")
+    expect(chain).to_contain_text("requests")
+    expect(chain).to_contain_text("supersedes by httpx (correction_cue, confidence 0.95)")
+    expect(page.locator("#provenance")).to_contain_text("claude-code")
+    expect(page.locator("#provenance")).to_contain_text("the current revision")
+    expect(page.locator("#files")).to_contain_text("gateway/client.py changed since capture")
+    expect(page.locator("#audit")).to_contain_text("hook:claude-code")
+    record_shot = shot("record")
+    target = os.environ.get("LINTAID_VIEWER_SCREENSHOT")
+    if target:
+        shutil.copyfile(record_shot, target)
+
+    # Follow the chain back to what it replaced, and forward again.
+    page.click("#chains a.step-record")
+    expect(page.locator("h1")).to_contain_text("The gateway uses requests for HTTP calls.")
+    expect(page.locator(".record-head .badge")).to_have_text("superseded")
+    shot("chain")
+    page.click("#replaced-by")
+    expect(page).to_have_url(re.compile(f"/record/{capture}$"))
+
+    # Conflicts and status.
+    page.click("nav >> text=Conflicts & review")
+    expect(page.locator(".conflict")).to_contain_text("Dan owns the payments service.")
+    expect(page.locator(".conflict")).to_contain_text("Eve owns the payments service.")
+    shot("conflicts")
+    page.click("nav >> text=Status")
+    expect(page.locator("#stores")).to_contain_text("records")
+    expect(page.locator("#watcher")).to_contain_text("files")
+    shot("status")
+
+    # Forget one record from its page: gone from the timeline, and from the CLI's view.
+    page.goto(url + f"record/{scene.retry_note}")
+    page.fill("input[name=reason]", "a value from a test run, never true")
+    page.click("button[value=forget]")
+    expect(page.locator(".notice")).to_contain_text(f"Forgotten {scene.retry_note}")
+    expect(page.locator("#timeline")).not_to_contain_text("Gateway retry attempts: 3.")
+    shot("forgotten")
+    assert run_cli(root, "get", scene.retry_note, env=env, check=False).returncode != 0
+
+    # Settle the conflict: supersede the note with corrected text.
+    page.goto(url + "conflicts")
+    page.click(".conflict a[href$='#actions']")
+    page.fill("textarea[name=content]", "Eve owns the payments service since May.")
+    page.click("button[value=supersede]")
+    expect(page.locator(".notice")).to_contain_text(
+        f"{scene.owner_note} is superseded by this record")
+    expect(page.locator("h1")).to_contain_text("Eve owns the payments service since May.")
+    page.click("nav >> text=Conflicts & review")
+    expect(page.locator("main")).to_contain_text("No unresolved conflicts.")
+    history = run_json(root, "history", scene.owner_note, env=env)["results"]
+    assert [(e["event"], e["actor"]) for e in history] == [("ADD", "cli"),
+                                                           ("SUPERSEDE", "viewer")]
+
+    # With JavaScript off, every page still reads.
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 1200,
+                                                                         "height": 900})
+    page = context.new_page()
+    page.goto(url)
+    expect(page.locator("#timeline")).to_contain_text("Deploys go through Argo CD")
+    page.goto(url + "search?q=gateway+http&history=1")
+    expect(page.locator(".hit").first).to_be_visible()
+    page.goto(url + f"record/{capture}")
+    expect(page.locator("#chains")).to_contain_text("httpx")
+    shot("record-without-javascript")
+    context.close()
+    print(f"\nviewer screenshots: {shots}")
