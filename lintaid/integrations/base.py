@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal, Protocol
 
 from lintaid.capture.transcript import Exchange
 
@@ -95,6 +95,26 @@ def path_field(payload: Mapping[str, Any], *keys: str) -> str | None:
     return os.path.expanduser(value) if value else None
 
 
+class Installer(Protocol):
+    """A client's ``install`` module: how lintaid merges into its configuration and out."""
+
+    def install(self, root: Path, scope: Scope, commands: Commands) -> InstallReport: ...
+
+    def uninstall(self, root: Path, scope: Scope, commands: Commands) -> InstallReport: ...
+
+    def installed(self, root: Path) -> list[str]: ...
+
+    def doctor(self, root: Path) -> list[Check]: ...
+
+
+def additional_context(event: HookEvent, context: str | None) -> dict[str, Any]:
+    """Claude-shaped output (Claude Code, Codex, Gemini CLI):
+    ``hookSpecificOutput.additionalContext`` for the event, or ``{}`` for nothing."""
+    if not context:
+        return {}
+    return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": context}}
+
+
 class AgentClient(ABC):
     """One agent client's protocol. Subclasses live in their own subpackage."""
 
@@ -102,6 +122,8 @@ class AgentClient(ABC):
     """The registry key and the word used on the command line (``lintaid install NAME``)."""
     title: ClassVar[str]
     """How people call it."""
+    installer: ClassVar[Installer]
+    """The subpackage's ``install`` module: configuration in and out, and its checks."""
 
     # -- hooks -----------------------------------------------------------------------------
     @abstractmethod
@@ -118,17 +140,17 @@ class AgentClient(ABC):
         """The JSON the client reads on stdout: ``context`` injected, or ``{}`` for none."""
 
     # -- configuration ---------------------------------------------------------------------
-    @abstractmethod
     def install(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
         """Merge lintaid's hooks and MCP server into the client's configuration."""
+        return self.installer.install(root, scope, commands)
 
-    @abstractmethod
     def uninstall(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
         """Remove exactly what ``install`` added."""
+        return self.installer.uninstall(root, scope, commands)
 
-    @abstractmethod
     def installed(self, root: Path) -> list[str]:
         """The configuration files (project's and user's) that hold lintaid's hooks."""
+        return self.installer.installed(root)
 
     @abstractmethod
     def config_files(self, root: Path) -> list[Path]:
@@ -137,5 +159,5 @@ class AgentClient(ABC):
         indexes those inside the project. A folder stands for everything under it."""
 
     def doctor(self, root: Path) -> list[Check]:
-        """Checks of this client's configuration for ``root``; none by default."""
-        return []
+        """Checks of this client's configuration for ``root``: its hooks and MCP server."""
+        return self.installer.doctor(root)

@@ -14,17 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from lintaid.capture.transcript import Exchange, summarize
 
 from ..base import (
     AgentClient,
-    Check,
-    Commands,
     HookEvent,
-    InstallReport,
-    Scope,
+    Installer,
     path_field,
     text_field,
 )
@@ -45,6 +42,7 @@ PREAMBLE: Final = (
 class Antigravity(AgentClient):
     name = "agy"
     title = "Antigravity CLI"
+    installer: ClassVar[Installer] = install
 
     def parse(self, event: str, payload: Mapping[str, Any]) -> HookEvent:
         raw_extra = payload.get("extra")
@@ -85,17 +83,6 @@ class Antigravity(AgentClient):
             return {}
         return {"injectSteps": [{"ephemeralMessage": untrusted(context)}]}
 
-    def install(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
-        return install.install(root, scope, commands)
-
-    def uninstall(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
-        return install.uninstall(root, scope, commands)
-
-    def installed(self, root: Path) -> list[str]:
-        return install.installed(root)
-
-    def doctor(self, root: Path) -> list[Check]:
-        return install.doctor(root)
 
     def config_files(self, root: Path) -> list[Path]:
         return [install.config_dir()]  # hooks.json and mcp_config.json, per user

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from lintaid.capture.transcript import Exchange, read_messages, summarize
 
 from ..base import (
     AgentClient,
-    Check,
-    Commands,
     HookEvent,
-    InstallReport,
-    Scope,
+    Installer,
+    additional_context,
     path_field,
     text_field,
 )
@@ -40,6 +38,7 @@ INJECT_EVENTS: Final = frozenset({"SessionStart", "UserPromptSubmit"})
 class Codex(AgentClient):
     name = "codex"
     title = "Codex"
+    installer: ClassVar[Installer] = install
 
     def parse(self, event: str, payload: Mapping[str, Any]) -> HookEvent:
         transcript_keys = ("agent_transcript_path", "transcript_path") \
@@ -67,22 +66,8 @@ class Codex(AgentClient):
         return summarize(messages, event.last_message)
 
     def output(self, event: HookEvent, context: str | None) -> dict[str, Any]:
-        if not context or event.name not in INJECT_EVENTS:
-            return {}
-        return {"hookSpecificOutput": {"hookEventName": event.name,
-                                       "additionalContext": context}}
+        return additional_context(event, context if event.name in INJECT_EVENTS else None)
 
-    def install(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
-        return install.install(root, scope, commands)
-
-    def uninstall(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
-        return install.uninstall(root, scope, commands)
-
-    def installed(self, root: Path) -> list[str]:
-        return install.installed(root)
-
-    def doctor(self, root: Path) -> list[Check]:
-        return install.doctor(root)
 
     def config_files(self, root: Path) -> list[Path]:
         # The project's .codex holds hooks.json and config.toml; $CODEX_HOME the rollouts.

@@ -13,16 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from lintaid.capture.transcript import Exchange, summarize, turn_key
 
 from ..base import (
     AgentClient,
-    Check,
-    Commands,
     HookEvent,
-    InstallReport,
+    Installer,
     Scope,
     path_field,
     text_field,
@@ -42,6 +40,7 @@ INJECT_EVENTS: Final = frozenset({"beforeSubmitPrompt", "sessionStart"})
 class Cursor(AgentClient):
     name = "cursor"
     title = "Cursor"
+    installer: ClassVar[Installer] = install
 
     def parse(self, event: str, payload: Mapping[str, Any]) -> HookEvent:
         cwd = transcript.first(payload.get("workspace_roots")) or text_field(payload, "cwd")
@@ -78,17 +77,6 @@ class Cursor(AgentClient):
             return {"additional_context": context}
         return {}
 
-    def install(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
-        return install.install(root, scope, commands)
-
-    def uninstall(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
-        return install.uninstall(root, scope, commands)
-
-    def installed(self, root: Path) -> list[str]:
-        return install.installed(root)
-
-    def doctor(self, root: Path) -> list[Check]:
-        return install.doctor(root)
 
     def config_files(self, root: Path) -> list[Path]:
         scopes: tuple[Scope, ...] = ("project", "user")

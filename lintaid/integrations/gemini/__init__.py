@@ -11,18 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from lintaid.capture.transcript import Exchange, compact, summarize, turn_key
 from lintaid_client.redact import redact
 
 from ..base import (
     AgentClient,
-    Check,
-    Commands,
     HookEvent,
-    InstallReport,
+    Installer,
     Scope,
+    additional_context,
     path_field,
     text_field,
 )
@@ -40,6 +39,7 @@ INJECT_EVENTS: Final = frozenset({"SessionStart", "BeforeAgent"})
 class Gemini(AgentClient):
     name = "gemini"
     title = "Gemini CLI"
+    installer: ClassVar[Installer] = install
 
     def parse(self, event: str, payload: Mapping[str, Any]) -> HookEvent:
         turn = event in ("BeforeAgent", "AfterAgent")
@@ -70,22 +70,8 @@ class Gemini(AgentClient):
         return exchange
 
     def output(self, event: HookEvent, context: str | None) -> dict[str, Any]:
-        if not context or event.name not in INJECT_EVENTS:
-            return {}
-        return {"hookSpecificOutput": {"hookEventName": event.name,
-                                       "additionalContext": context}}
+        return additional_context(event, context if event.name in INJECT_EVENTS else None)
 
-    def install(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
-        return install.install(root, scope, commands)
-
-    def uninstall(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
-        return install.uninstall(root, scope, commands)
-
-    def installed(self, root: Path) -> list[str]:
-        return install.installed(root)
-
-    def doctor(self, root: Path) -> list[Check]:
-        return install.doctor(root)
 
     def config_files(self, root: Path) -> list[Path]:
         scopes: tuple[Scope, ...] = ("project", "user")

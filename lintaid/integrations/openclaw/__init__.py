@@ -12,12 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from lintaid.capture.transcript import Exchange, Message, summarize, turn_key
 from lintaid_client.redact import redact
 
-from ..base import AgentClient, Check, Commands, HookEvent, InstallReport, Scope, text_field
+from ..base import (
+    AgentClient,
+    HookEvent,
+    Installer,
+    text_field,
+)
 from . import install
 
 CAPTURE_EVENTS: Final = {"agent_end": "outcome", "before_reset": "session-summary"}
@@ -30,6 +35,7 @@ _PATH_KEYS: Final = ("path", "file_path", "filePath", "file")
 class OpenClaw(AgentClient):
     name = "openclaw"
     title = "OpenClaw"
+    installer: ClassVar[Installer] = install
 
     def parse(self, event: str, payload: Mapping[str, Any]) -> HookEvent:
         return HookEvent(
@@ -58,17 +64,6 @@ class OpenClaw(AgentClient):
             return {}
         return {"prependContext": context}
 
-    def install(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
-        return install.install(root, scope, commands)
-
-    def uninstall(self, root: Path, scope: Scope, commands: Commands) -> InstallReport:
-        return install.uninstall(root, scope, commands)
-
-    def installed(self, root: Path) -> list[str]:
-        return install.installed(root)
-
-    def doctor(self, root: Path) -> list[Check]:
-        return install.doctor(root)
 
     def config_files(self, root: Path) -> list[Path]:
         return [install.state_dir(), install.config_path()]
