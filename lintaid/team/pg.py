@@ -96,6 +96,25 @@ def channel(team: str, repo_key: str) -> str:
     return "lintaid_" + hashlib.sha256(f"{team}\x1f{repo_key}".encode()).hexdigest()[:24]
 
 
+def parse_dsn(dsn: str) -> dict[str, str]:
+    """The connection parameters of a libpq address (URL or ``key=value`` form); ValueError
+    for what is not one."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError as err:
+        raise ValueError(f"not a PostgreSQL address: {describe(err)} (expected "
+                         "postgresql://USER@HOST[:PORT]/DATABASE)") from None
+    return {k: str(v) for k, v in params.items() if v is not None}
+
+
+def without_password(params: dict[str, str]) -> str:
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(**{k: v for k, v in params.items() if k != "password"})
+
+
 def connect(conninfo: str, password: str | None,
             *, autocommit: bool = True) -> psycopg.Connection[Any]:
     extra: dict[str, Any] = {"password": password} if password else {}

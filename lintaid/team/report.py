@@ -73,3 +73,26 @@ def lines(team: dict[str, Any]) -> list[str]:
     if team.get("problem"):
         out.append(f"  problem     {team['problem']}")
     return out
+
+
+def check(team: dict[str, Any]) -> tuple[bool, bool, str, str]:
+    """``doctor``'s judgement of a joined team: (ok, warn, detail, fix)."""
+    push = team.get("push") or {}
+    pending = push.get("pending", 0)
+    state = team.get("state")
+    waiting = f"{pending} change(s) wait in the outbox"
+    if state == "refused" or (state == "off" and team.get("problem")):
+        return (False, False, f"team {team.get('team')}: {team.get('last_error') or team.get('problem')}",
+                "pip install -U 'lintaid[team]', then lintaid stop (the next command starts it)")
+    if state != "online":
+        since = f" since {_ago(team['offline_since'])}" if team.get("offline_since") else ""
+        return (True, True, f"team {team.get('team')}: offline{since} "
+                f"({team.get('last_error') or 'connecting'}); {waiting}, delivered when the "
+                "server answers; local memory works as before",
+                f"check that {team.get('dsn')} is up and reachable from here, and the password "
+                f"(from {team.get('password_source') or '?'})")
+    if pending >= OUTBOX_WARN:
+        return (True, True, f"team {team.get('team')}: online, but {waiting}",
+                "it drains by itself; `lintaid team status` shows the lag")
+    return (True, False, f"team {team.get('team')}: online as {team.get('member')}, "
+            f"{waiting}, {(team.get('pull') or {}).get('behind', '?')} to pull", "")

@@ -26,29 +26,6 @@ from .config import TeamError
 KEYRING_SERVICE = "lintaid-team"
 
 
-def parse(dsn: str) -> dict[str, str]:
-    """The connection parameters of a libpq address (URL or ``key=value`` form)."""
-    from psycopg import ProgrammingError
-    from psycopg.conninfo import conninfo_to_dict
-
-    try:
-        params = conninfo_to_dict(dsn)
-    except ProgrammingError as err:
-        raise TeamError(f"not a PostgreSQL address: {_first_line(err)} (expected "
-                        "postgresql://USER@HOST[:PORT]/DATABASE)") from None
-    return {k: str(v) for k, v in params.items() if v is not None}
-
-
-def without_password(params: dict[str, str]) -> str:
-    from psycopg.conninfo import make_conninfo
-
-    return make_conninfo(**{k: v for k, v in params.items() if k != "password"})
-
-
-def _first_line(err: BaseException) -> str:
-    return (str(err).strip().splitlines() or [type(err).__name__])[0]
-
-
 def _fields(params: dict[str, str]) -> tuple[str, str, str, str]:
     user = params.get("user") or os.environ.get("PGUSER") or _login()
     host = params.get("host") or os.environ.get("PGHOST") or "localhost"

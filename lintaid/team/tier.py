@@ -104,11 +104,11 @@ class TeamTier:
             from . import pg, secret
 
             try:
-                params = secret.parse(dsn)
-            except TeamError as err:
+                params = pg.parse_dsn(dsn)
+            except ValueError as err:
                 raise protocol.BadRequest(str(err), arg="dsn") from None
             password = params.pop("password", None)
-            conninfo = secret.without_password(params)
+            conninfo = pg.without_password(params)
             current = self.config
             if current is not None:
                 if (current.dsn, current.name) == (conninfo, name):
@@ -119,8 +119,7 @@ class TeamTier:
                 key = team_config.repository_key(self.root, repo_key)
             except TeamError as err:
                 raise protocol.BadRequest(str(err), arg="repo_key") from None
-            kept = secret.keep(params, password) if password else None
-            where, pw = secret.source(params)
+            where, pw = ("the address given", password) if password else secret.source(params)
             config = TeamConfig.new(conninfo, name, member or team_config.default_member(
                 self.root), key)
             try:  # say a wrong address or password now, not in a log later
@@ -135,14 +134,19 @@ class TeamTier:
                 raise protocol.RemoteError(
                     f"cannot use the team server {conninfo}: {pg.describe(err)} (password "
                     f"from {where}); nothing was changed", protocol.UNAVAILABLE) from None
+            try:
+                kept = secret.keep(params, password) if password else None  # it works: keep it
+            except (TeamError, OSError) as err:
+                raise protocol.BadRequest(f"the password cannot be kept: {err}; nothing was "
+                                          "changed") from None
             team_config.save(self.root, config)
             self.config = config
             queued = self._configure(config, backfill=True).result(120)
             self._start_worker()
             log.info("team_joined", team=name, dsn=conninfo, member=config.member,
-                     repo_key=key, queued=queued, password_from=where)
+                     repo_key=key, queued=queued, password_kept_in=kept)
             return {**self.status(), "already": False, "queued": queued,
-                    "password_kept_in": kept}
+                    "password_kept_in": kept, "password_source": secret.source(params)[0]}
 
     def leave(self) -> dict[str, Any]:
         with self._lock:

@@ -60,7 +60,7 @@ class Worker:
         self.store = store
         self.submit = submit
         self.settings = settings or Settings.from_env()
-        self.params = secret.parse(config.dsn)
+        self.params = pg.parse_dsn(config.dsn)
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._lock = threading.Lock()
