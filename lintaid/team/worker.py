@@ -45,7 +45,7 @@ class Settings:
     poll_s: float = 30.0  # pull this often even when no NOTIFY came (one may be missed)
     retry_max_s: float = 30.0  # the longest wait between two tries while the server is away
     push_batch: int = 500
-    pull_batch: int = 200  # per writer job: small enough that a hook's write never waits long
+    pull_batch: int = 100  # per writer job: small enough that a hook's write never waits long
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -181,7 +181,10 @@ class Worker:
         if new_cursor == cursor:
             return False
         store = self.store
-        done = self.submit(lambda: apply.apply(store, events, key, new_cursor)).result(120)
+        # recall=False: a prompt's injection waits for local writes to be searchable, never
+        # for a teammate's batch (it is searchable a moment later).
+        done = self.submit(lambda: apply.apply(store, events, key, new_cursor),
+                           recall=False).result(120)
         now = time.time()
         with self._lock:
             self.stats["pulled"] += done.applied
