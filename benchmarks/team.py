@@ -8,6 +8,9 @@ settings unless ``--fast``), two clones of one repository, and a daemon process 
     daemon's ``get`` finds it, ``--lag-runs`` times each way: p50, p95, max;
   * bulk: ``--records`` notes added on Alice's daemon (``add_many``, 500 a call), and the time
     until her outbox is empty (pushed) and until Bob holds all of them (pulled);
+  * catch-up: Bob's daemon stopped while Alice adds ``--records`` more, then started: the
+    time until he holds them all, with hooks run on his project meanwhile (his pull alone,
+    Alice idle);
   * hook latency: the UserPromptSubmit hook as ``lintaid install`` registers it, run on Bob's
     project while his daemon is idle, and again while it pulls the bulk: p50, p95, p99, each
     interleaved with a bare interpreter (the floor, which the load raises too).
@@ -196,6 +199,33 @@ def main() -> None:
         print(line("hook UserPromptSubmit on bob, while pulling", busy))
         print(f"hook over floor (medians): idle {statistics.median(idle) / statistics.median(idle_floor):.2f}x, "
               f"while replicating {statistics.median(busy) / statistics.median(busy_floor):.2f}x")
+        # -- catch-up: Bob's daemon away while Alice adds as many again -----------------------
+        procs[1].terminate()
+        procs[1].wait(60)
+        for start in range(0, opts.records, 500):
+            a.add_many([f"Catch-up {n}: worker {n} drains queue {n % 17}."
+                        for n in range(start, min(opts.records, start + 500))])
+        wait(lambda: (status(alice).get("team") or {}).get("push", {}).get("pending") == 0,
+             600, 0.02)
+        started = time.perf_counter()
+        procs[1] = subprocess.Popen(
+            [sys.executable, "-m", "lintaid", "start", "--foreground", "--project", str(bob)],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait(lambda: connection.ping(bob, timeout=0.5) is not None, 60, 0.05)
+        back = time.perf_counter() - started
+        catching, catching_floor = [], []
+        target = 2 * opts.records + 2 * opts.lag_runs
+        while status(bob)["memory"]["records"] < target:
+            catching_floor.append(run_floor())
+            catching.append(run_hook(i))
+            i += 1
+        caught = time.perf_counter() - started
+        print(f"catch-up: bob back up in {back:.1f} s, then {opts.records} missed records "
+              f"pulled by {caught:.1f} s after his start")
+        print(line("floor, while bob catches up alone", catching_floor))
+        print(line("hook UserPromptSubmit on bob, catching up", catching))
+        print(f"hook over floor (medians), catching up: "
+              f"{statistics.median(catching) / statistics.median(catching_floor):.2f}x")
         team = status(bob)["team"]
         print(f"bob: pulled {team['pull']['pulled']}, behind {team['pull']['behind']}, "
               f"RSS {status(bob)['rss_bytes'] / 2**20:.0f} MiB")

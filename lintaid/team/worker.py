@@ -50,7 +50,8 @@ class Settings:
     @classmethod
     def from_env(cls) -> Settings:
         return cls(poll_s=_env_float("LINTAID_TEAM_POLL_S", 30.0, 0.1),
-                   retry_max_s=_env_float("LINTAID_TEAM_RETRY_MAX_S", 30.0, 0.05))
+                   retry_max_s=_env_float("LINTAID_TEAM_RETRY_MAX_S", 30.0, 0.05),
+                   pull_batch=int(_env_float("LINTAID_TEAM_PULL_BATCH", cls.pull_batch, 1)))
 
 
 class Worker:
