@@ -330,6 +330,10 @@ def status(root: Path, as_json: bool) -> None:
                  + (f", newest {_ago(backups.get('newest_at'))} ({backups['newest']})"
                     if backups.get("newest") else ""))
     lines.append(f"  paused    {_paused_text(data.get('pause') or {})}")
+    if data.get("team"):
+        from .team.report import summary
+
+        lines.append(f"  team      {summary(data['team'])}")
     viewer = data.get("viewer")
     lines.append(f"  viewer    {viewer['url'] if viewer else 'off (`lintaid ui` starts it)'}")
     clients = [name for name, files in (data.get("clients") or {}).items() if files]
@@ -700,6 +704,78 @@ def reindex(root: Path, full: bool) -> None:
     click.echo(f"workspace: {result.get('files_listed', 0)} files checked, "
                f"{result.get('added', 0)} added, {result.get('changed', 0)} changed, "
                f"{result.get('removed', 0)} removed in {result.get('seconds', 0)}s")
+
+
+# -- team ---------------------------------------------------------------------------------------
+@main.group()
+def team() -> None:
+    """Share this project's memory with your team through a PostgreSQL server."""
+
+
+@team.command(name="join")
+@project_option
+@op_options("team_join")
+@json_flag
+def team_join(root: Path, as_json: bool, **values: Any) -> None:
+    """Join a team on the PostgreSQL server at DSN; every clone of this repository that joins
+    the same team meets there. A password in DSN goes to the keyring or a pgpass file."""
+    result = call(root, "team_join", op_args("team_join", values), timeout=60)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    if result.get("already"):
+        click.echo(f"lintaid: already in team {result['team']} on {result['dsn']}")
+        return
+    click.echo(f"joined team {result['team']} as {result['member']} ({result['machine']}) on "
+               f"{result['dsn']}")
+    click.echo(f"  repository  {result['repo_key']}: every clone of it in this team meets here")
+    if result.get("password_kept_in"):
+        click.echo(f"  password    kept in {result['password_kept_in']}, not in .lint-ai/")
+    click.echo(f"  password    read from {result.get('password_source') or '?'}")
+    click.echo(f"  sharing     {result.get('queued', 0)} records and decisions queued; prompts "
+               "and private records stay on this machine")
+
+
+@team.command(name="leave")
+@project_option
+@json_flag
+def team_leave(root: Path, as_json: bool) -> None:
+    """Leave the team: nothing more is shared or pulled (pulled memories stay)."""
+    result = call(root, "team_leave")
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    click.echo(f"left team {result['left']}; {result['undelivered']} change(s) not yet "
+               "delivered were dropped")
+
+
+@team.command(name="status")
+@project_option
+@json_flag
+def team_status(root: Path, as_json: bool) -> None:
+    """Connection, lag each way, the outbox, the last error."""
+    from .team.report import lines
+
+    result = call(root, "team_status")
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    for line in lines(result):
+        click.echo(line)
+
+
+@team.command(name="private")
+@project_option
+@op_options("team_private")
+@json_flag
+def team_private(root: Path, as_json: bool, **values: Any) -> None:
+    """Keep what CLIENT captures on this machine (--share: share it again)."""
+    result = call(root, "team_private", op_args("team_private", values))
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    state = "stays on this machine" if result["private"] else "is shared with the team"
+    click.echo(f"what {result['client']} captures {state}")
 
 
 # -- backups and recovery --------------------------------------------------------------------

@@ -40,6 +40,7 @@ from .spool_drain import SpoolDrainer
 from .store.backup import rolling_backups
 from .store.integrity import Damaged
 from .store.memory import MemoryStore
+from .team.tier import TeamTier
 from .writer import Writer
 
 log = structlog.get_logger("lintaid.daemon")
@@ -132,6 +133,7 @@ class Daemon:
         self.server: Server | None = None
         self.services: Services
         self.viewer: Any = None  # lintaid.viewer.server.Viewer once `lintaid ui` asked
+        self.team: TeamTier | None = None
         self._viewer_lock = threading.Lock()
 
     # -- life cycle ----------------------------------------------------------------------
@@ -186,8 +188,13 @@ class Daemon:
                                InjectConfig(self.config.inject_top_k,
                                             self.config.inject_max_bytes),
                                paused=self.pause_state.paused)
+        # The team tier pushes and pulls on threads of its own; nothing here waits on it.
+        self.team = TeamTier(self.root, self.store, self.writer.submit, registry.names)
+        self.team.start()
+        self.writer.add_flusher(self.team.wake)
         services = Services(reader=self.reader, writes=self.store, submit=self.writer.submit,
-                            hooks=hooks, control=self, provenance=self.provenance)
+                            hooks=hooks, control=self, provenance=self.provenance,
+                            team=self.team)
         self.services = services
         self.server = Server(services, endpoint)
         self.server.bind()
@@ -205,7 +212,8 @@ class Daemon:
     def _abort_start(self) -> None:
         """Undo what a failed start opened, in reverse order; the first reason is the one
         to tell, so later failures here are ignored."""
-        closers = [self.server.close if self.server else None,
+        closers = [self.team.stop if self.team else None,
+                   self.server.close if self.server else None,
                    getattr(getattr(self, "writer", None), "stop", None),
                    getattr(getattr(self, "store", None), "close", None),
                    self._remove_status]
@@ -245,6 +253,8 @@ class Daemon:
             self.workspace.stop()
         assert self.server is not None
         self.server.drain()
+        if self.team is not None:
+            self.team.stop()
         self.writer.stop()
         self.server.close()
         self._backups.join(60)
@@ -372,6 +382,7 @@ class Daemon:
                         for name, client in registry.CLIENTS.items()},
             "pause": self.pause_state.to_dict(),
             "viewer": self.viewer.to_dict() if self.viewer is not None else None,
+            "team": self.team.status() if self.team is not None and self.team.config else None,
             "versions": {
                 "lintaid": self.version,
                 "protocol": protocol.VERSION,

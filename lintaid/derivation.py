@@ -184,9 +184,11 @@ class MemoryPolicy(_DerivedState):
         self.store = store
 
     def records(self, ids: Collection[str]) -> dict[str, RecordInput]:
+        me = self.store.outbox.member  # this store's own member name, when in a team
         return {r["id"]: RecordInput(record_id=r["id"], text=r["content"], kind=r["kind"],
                                      user_id=r["user_id"], created_at=r["created_at"],
-                                     valid_at=r["valid_at"])
+                                     valid_at=r["valid_at"],
+                                     member=r["member"] if r["member"] != me else None)
                 for r in self.store.policy_rows(ids) if r["kind"] != PROMPT}
 
     def links(self, ids: Collection[str]) -> set[tuple[str, str]]:

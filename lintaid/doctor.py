@@ -35,7 +35,8 @@ def run(root: Path) -> list[Check]:
     """Every check, generic ones first, then each agent client's."""
     status = _daemon_status(root)
     checks = [_daemon(root, status), _files(root), _socket(root, status), *_indexes(root),
-              *_spool(root, status), _disk(root), *_watcher(status), *_pause(status)]
+              *_spool(root, status), _disk(root), *_watcher(status), *_pause(status),
+              *_team(root, status)]
     for name, client in registry.CLIENTS.items():
         try:
             checks.extend(client.doctor(root))
@@ -267,6 +268,21 @@ def _watcher(status: dict[str, Any] | None) -> list[Check]:
                       "sudo sysctl fs.inotify.max_user_watches=524288, then restart the "
                       "daemon", warn=True)]
     return [Check("watcher", True, f"{mode}, {ws.get('files', 0)} files indexed")]
+
+
+def _team(root: Path, status: dict[str, Any] | None) -> list[Check]:
+    """The team tier, when the project joined one (as the running daemon reports it)."""
+    from .team import config as team_config
+    from .team.report import check
+
+    team = (status or {}).get("team")
+    if team:
+        ok, warn, detail, fix = check(team)
+        return [Check("team", ok, detail, fix, warn=warn)]
+    if status is None and team_config.path(root).exists():
+        return [Check("team", True, "joined a team; the daemon is not running, so nothing is "
+                      "pushed or pulled", "any lintaid command starts it", warn=True)]
+    return []
 
 
 def _pause(status: dict[str, Any] | None) -> list[Check]:

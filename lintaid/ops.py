@@ -66,6 +66,19 @@ class Hooks(Protocol):
                inject: bool = True, at: float | None = None) -> Future[dict[str, Any]]: ...
 
 
+class Team(Protocol):
+    """The team tier (``lintaid.team.tier.TeamTier``)."""
+
+    def join(self, dsn: str, name: str, member: str | None,
+             repo_key: str | None) -> dict[str, Any]: ...
+
+    def leave(self) -> dict[str, Any]: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+    def set_private(self, client: str, share: bool) -> dict[str, Any]: ...
+
+
 Submit = Callable[[Callable[[], Any]], "Future[Any]"]
 Provenance = Callable[[], "tuple[str | None, str | None]"]
 
@@ -80,6 +93,7 @@ class Services:
     hooks: Hooks
     control: Control
     provenance: Provenance  # (branch, revision) of the project, for API writes
+    team: Team | None = None  # the team tier
 
 
 Args = dict[str, Any]
@@ -119,6 +133,7 @@ def _record(item: Args, branch: str | None, revision: str | None) -> NewRecord:
         supersedes=item.get("supersedes"),
         branch=branch,
         revision=revision,
+        private=bool(item.get("private")),
     )
 
 
@@ -279,6 +294,28 @@ def op_ui(s: Services, args: Args) -> Args:
     return s.control.ui(args["port"])
 
 
+def _team(s: Services) -> Team:
+    if s.team is None:
+        raise protocol.BadRequest("this daemon has no team tier")
+    return s.team
+
+
+def op_team_join(s: Services, args: Args) -> Args:
+    return _team(s).join(args["dsn"], args["name"], args["member"], args["repo_key"])
+
+
+def op_team_leave(s: Services, args: Args) -> Args:
+    return _team(s).leave()
+
+
+def op_team_status(s: Services, args: Args) -> Args:
+    return _team(s).status()
+
+
+def op_team_private(s: Services, args: Args) -> Args:
+    return _team(s).set_private(args["client"], args["share"])
+
+
 HANDLERS: dict[str, Handler] = {
     "ping": op_ping,
     "status": op_status,
@@ -300,6 +337,10 @@ HANDLERS: dict[str, Handler] = {
     "pause": op_pause,
     "resume": op_resume,
     "ui": op_ui,
+    "team_join": op_team_join,
+    "team_leave": op_team_leave,
+    "team_status": op_team_status,
+    "team_private": op_team_private,
 }
 
 

@@ -426,6 +426,8 @@ class Reader:
                 cwd=row["cwd"],
                 branch=row["branch"],
                 revision=row["revision"],
+                member=row["member"],
+                machine=row["machine"],
                 paths=_json(row["paths"], []),
                 tools=_json(row["tools"], []),
                 metadata=_json(row["metadata"], {}),

@@ -67,3 +67,16 @@ def test_the_daemon_package_reuses_the_client_protocol() -> None:
     for path in DAEMON.rglob("*.py"):
         text = path.read_text()
         assert "msgpack.packb" not in text and "msgpack.unpackb" not in text, path
+
+
+def test_only_the_team_server_module_imports_psycopg() -> None:
+    """The team tier's driver is an optional extra: one module imports it, and only a daemon
+    that has joined a team loads that module."""
+    users = sorted(str(p.relative_to(REPO)) for p in DAEMON.rglob("*.py")
+                   if "psycopg" in imported_modules(p))
+    assert users == ["lintaid/team/pg.py"]
+    code = ("import sys, lintaid.daemon, lintaid.cli, lintaid.doctor\n"
+            "print(sorted(m for m in sys.modules if m.startswith('psycopg')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"

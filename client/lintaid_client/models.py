@@ -160,6 +160,8 @@ class Hit(_Model, Mapping[str, Any]):
     cwd: str | None = None
     branch: str | None = None
     revision: str | None = None
+    member: str | None = None  # the teammate who wrote it (team tier); None: written here
+    machine: str | None = None  # and on which machine
     paths: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)

@@ -129,6 +129,8 @@ def _add_item_args() -> tuple[Arg, ...]:
         Arg("created_at", TIME, "when it was learned, for imports", cli=None, mcp=False),
         Arg("session_id", STR, "the agent session it belongs to", cli=None, mcp=False,
             max_bytes=MAX_ID_BYTES),
+        Arg("private", BOOL, "keep it on this machine: never shared with a team",
+            default=False, mcp=False),
     )
 
 
@@ -251,6 +253,28 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
     Op("resume", WRITE, "Resume capture and injection: everywhere, or for one session.", (
         Arg("session_id", STR, "resume only this agent session", cli="--session",
             max_bytes=MAX_ID_BYTES),
+    )),
+    Op("team_join", WRITE, "Join a team: share this project's memory with every clone of "
+       "its repository through a PostgreSQL server (prompts and private records stay here).", (
+        Arg("dsn", STR, "the server, postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE; a "
+            "password is moved to the system keyring or a pgpass file, never kept in .lint-ai/",
+            required=True, cli="ARG", max_bytes=MAX_PATH_BYTES),
+        Arg("name", STR, "the team's name (one server may hold several teams)",
+            default="default", max_bytes=64),
+        Arg("member", STR, "your name in the team (default: git's user.email, else your "
+            "login name)", max_bytes=MAX_ID_BYTES),
+        Arg("repo_key", STR, "what tells the repository in every clone (default: its root "
+            "commit; 'remote' for origin's URL; any other text as given)", cli="--repo-key",
+            max_bytes=500),
+    )),
+    Op("team_leave", WRITE, "Leave the team: nothing more is shared or pulled; what was not "
+       "delivered yet is dropped, what was pulled stays."),
+    Op("team_status", READ, "The team tier: connection, lag each way, outbox, last error."),
+    Op("team_private", WRITE, "Keep what one agent client captures on this machine (or, with "
+       "share, share it again).", (
+        Arg("client", STR, "the agent client, as in `lintaid install NAME`", required=True,
+            cli="ARG", max_bytes=64),
+        Arg("share", BOOL, "share this client's captures again", default=False),
     )),
     Op("ui", WRITE, "Start the daemon's web viewer on the loopback address, or find the "
        "one running: its URL, which holds this daemon's token.", (

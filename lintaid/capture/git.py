@@ -198,3 +198,28 @@ def revision_status(
         if len(_ancestry_cache) > _ANCESTRY_CACHE_MAX:
             _ancestry_cache.popitem(last=False)
     return "captured-revision-is-ancestor" if is_ancestor else "diverged"
+
+
+def root_commits(cwd: str | os.PathLike[str]) -> list[str]:
+    """The commits without parents reachable from HEAD, sorted: the same in every clone of a
+    repository (the team tier keys a store on them); [] without commits or git."""
+    out = _git(_cache_key(cwd), "rev-list", "--max-parents=0", "HEAD")
+    if out is None or out.returncode != 0:
+        return []
+    return sorted(line for line in out.stdout.split() if _REVISION_RE.match(line))
+
+
+def remote_url(cwd: str | os.PathLike[str], remote: str = "origin") -> str | None:
+    """The configured URL of ``remote``, or None."""
+    out = _git(_cache_key(cwd), "config", "--get", f"remote.{remote}.url")
+    if out is None or out.returncode != 0:
+        return None
+    return out.stdout.strip() or None
+
+
+def config_value(cwd: str | os.PathLike[str], key: str) -> str | None:
+    """A git configuration value (``user.email``), or None."""
+    out = _git(_cache_key(cwd), "config", "--get", key)
+    if out is None or out.returncode != 0:
+        return None
+    return out.stdout.strip() or None

@@ -59,6 +59,10 @@ class NewRecord:
     catch_up: bool = False
     """Store it only if its session holds no turn with the same request: a compaction or a
     session end re-reads the last turn, which its Stop has usually captured already."""
+    private: bool = False
+    """Never shared with a team (``lintaid add --private``)."""
+    member: str | None = None  # the teammate who wrote it, for a record pulled from the team
+    machine: str | None = None  # and on which machine
 
     @property
     def record_id(self) -> str:

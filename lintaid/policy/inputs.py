@@ -24,6 +24,10 @@ class RecordInput:
     created_at: float = 0.0
     valid_at: float | None = None
     path: str | None = None
+    member: str | None = None
+    """The teammate who wrote it (a record pulled from the team); None: this store's own.
+    Claims of different people are different kinds of source, so a newer one supersedes an
+    older one only by a correction cue or an explicit link, and otherwise conflicts."""
 
 
 def record_claims(record: RecordInput) -> list[ClaimRef]:
@@ -37,7 +41,7 @@ def record_claims(record: RecordInput) -> list[ClaimRef]:
         out.append(ClaimRef(
             claim_id=f"{record.record_id}::c{n}", record_id=record.record_id, scope=scope,
             subject=claim.subject, predicate=claim.predicate, value=claim.value,
-            effective_at=effective, source_kind=source_kind(record.kind), cue=claim.cue,
+            effective_at=effective, source_kind=source_kind(record.kind, record.member), cue=claim.cue,
             replaces=claim.replaces, order_key=(record.created_at, record.record_id, n),
             evidence=claim.evidence, start=claim.start, end=claim.end,
         ))

@@ -38,9 +38,14 @@ def heading_at(heads: list[tuple[int, str]], offset: int) -> str | None:
     return None
 
 
-def source_kind(kind: str) -> str:
-    """Workspace files are one kind of source, every memory (capture, prompt, note) the other."""
-    return "document" if kind == "document" else "memory"
+def source_kind(kind: str, member: str | None = None) -> str:
+    """Workspace files are one kind of source, every memory (capture, prompt, note) the other;
+    a teammate's memory (``member``, the team tier) is a kind of its own, so the newer of two
+    people's statements never silently retires the other's: they conflict unless a correction
+    cue or an explicit decision says otherwise."""
+    if kind == "document":
+        return "document"
+    return "memory" if not member else f"memory@{member}"
 
 
 def claim_scope(kind: str, user_id: str, predicate: str, path: str | None,

@@ -36,6 +36,7 @@ from .backup import BackupInfo, copy_database, rolling_backup
 from .derived_tables import DerivedTables
 from .index import TantivyIndex, millis
 from .migrations import migrate
+from .outbox import EXPIRE, FORGET, LINK, RECORD, Outbox
 from .schema import DERIVED_VERSION_KEY, ensure_derived_schema, get_meta, set_meta
 from .sqlite import VARIABLE_BUDGET, batches, connect, in_batches, transaction
 
@@ -88,6 +89,7 @@ class MemoryStore:
         self.derived = DerivedTables(self._write)
         self._backed_up_changes = -1  # set after the start-up writes below
         self._local = threading.local()
+        self.outbox = Outbox(self._write, self._read)  # the team tier's; idle until one is joined
         self._changed: set[str] = set()  # records written by the batch in progress
         self._seq = self._write.execute(
             "SELECT COALESCE(MAX(seq), 0) FROM pending_index").fetchone()[0]
@@ -292,17 +294,20 @@ class MemoryStore:
         self._write.execute(
             "INSERT INTO records(id, kind, source, user_id, provider, session_id, event, doc_type,"
             " cwd, branch, revision, paths, tools, metadata, file_hashes, content, content_hash,"
-            " created_at, updated_at, valid_at, expires_at, turn_id, request_hash)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " created_at, updated_at, valid_at, expires_at, turn_id, request_hash, private,"
+            " member, machine) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (rid, rec.kind, rec.source, user, rec.provider, rec.session_id, rec.event,
              rec.doc_type, rec.cwd, rec.branch, rec.revision, json.dumps(rec.paths),
              json.dumps(rec.tools), json.dumps(rec.metadata),
              json.dumps(rec.file_hashes), rec.content, fingerprint,
              created, now, rec.valid_at, rec.expires_at, rec.turn_id,
-             rec.request_hash),
+             rec.request_hash, int(rec.private), rec.member, rec.machine),
         )
         self.audit(actor, "add", rid, user, None, rec.content,
                    {"supersedes": rec.supersedes} if rec.supersedes else None)
+        if self.outbox.shares({"user_id": user, "kind": rec.kind, "private": rec.private,
+                               "provider": rec.provider, "member": rec.member}):
+            self.outbox.note(RECORD, rid, created)
         if rec.supersedes:
             self._add_link(rid, rec.supersedes, user, actor)
         self.mark_dirty([rid])
@@ -320,12 +325,18 @@ class MemoryStore:
 
     def _add_link(self, new_id: str, old_id: str, user_id: str, actor: str) -> bool:
         """Hold "``new_id`` supersedes ``old_id``" beside any other link; False: already held."""
+        at = self.clock.now()
         cur = self._write.execute(
             "INSERT OR IGNORE INTO links(new_id, old_id, user_id, actor, at) VALUES (?,?,?,?,?)",
-            (new_id, old_id, user_id, actor, self.clock.now()))
+            (new_id, old_id, user_id, actor, at))
         if not cur.rowcount:
             return False
         self.audit(actor, "supersede", old_id, user_id, None, None, {"by": new_id})
+        ends = self._write.execute(
+            "SELECT user_id, kind, private, provider, member FROM records WHERE id IN (?, ?)",
+            (new_id, old_id)).fetchall()
+        if len(ends) == 2 and all(self.outbox.shares(end) for end in ends):
+            self.outbox.note(LINK, old_id, at, other=new_id)
         self.mark_dirty([new_id, old_id])
         return True
 
@@ -367,6 +378,9 @@ class MemoryStore:
         )
         self.audit(actor, op, record_id, row["user_id"], row["content"], None,
                    {"reason": reason} if reason else None)
+        if self.outbox.shares(row):
+            self.outbox.note(FORGET, record_id, self.clock.now(),
+                             detail={"reason": reason} if reason else None)
         self.mark_dirty([record_id])
 
     def set_supersedes(self, new_id: str, old_id: str, user_id: str, actor: str) -> bool:
@@ -385,6 +399,8 @@ class MemoryStore:
         when = time.time() if at is None else float(at)
         self._write.execute("UPDATE records SET expires_at = ? WHERE id = ?", (when, record_id))
         self.audit(actor, "expire", record_id, row["user_id"], None, None, {"at": when})
+        if self.outbox.shares(row):
+            self.outbox.note(EXPIRE, record_id, self.clock.now(), detail={"at": when})
         self.mark_dirty([record_id])
 
     def confirm(self, record_id: str, user_id: str, actor: str, at: float | None = None) -> float:
@@ -406,8 +422,8 @@ class MemoryStore:
     def policy_rows(self, ids: Iterable[str]) -> list[sqlite3.Row]:
         """The records among ``ids`` that take part in the policy (not forgotten)."""
         return in_batches(
-            self._write, "SELECT id, content, kind, user_id, created_at, valid_at FROM records"
-            " WHERE forgotten_at IS NULL AND id IN ({ids})", ids)
+            self._write, "SELECT id, content, kind, user_id, created_at, valid_at, member"
+            " FROM records WHERE forgotten_at IS NULL AND id IN ({ids})", ids)
 
     def link_rows(self, ids: Iterable[str]) -> list[sqlite3.Row]:
         """Held links (new_id, old_id) with an end in ``ids`` and neither end forgotten."""
@@ -650,7 +666,7 @@ class MemoryStore:
         """The session, other than ``session_id``, with the newest record (of ``provider``
         when given)."""
         sql = ("SELECT session_id FROM records WHERE user_id = ? AND session_id IS NOT NULL"
-               " AND session_id IS NOT ?")
+               " AND session_id IS NOT ? AND member IS NULL")  # a teammate's is not ours
         params: list[Any] = [normalize_user(user_id), session_id]
         if provider is not None:
             sql += " AND provider = ?"

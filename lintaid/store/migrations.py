@@ -169,3 +169,29 @@ def m004_confirmations(conn: sqlite3.Connection) -> None:
         );
         CREATE INDEX confirmations_record ON confirmations(record_id, at)
     """)
+
+
+@migration
+def m006_team_outbox(conn: sqlite3.Connection) -> None:
+    """The team tier (PostgreSQL): what a record's sharing needs, held beside the record.
+
+    ``records.private``: never shared (``lintaid add --private``); ``member`` and ``machine``:
+    who wrote a record pulled from a teammate (NULL: written here). ``team_outbox``: what is
+    still to be pushed, written in the same transaction as the record or decision it names;
+    ``team_state``: the pull cursor and the like, per team space.
+    """
+    _script(conn, """
+        ALTER TABLE records ADD COLUMN private INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE records ADD COLUMN member TEXT;
+        ALTER TABLE records ADD COLUMN machine TEXT;
+        CREATE TABLE team_outbox (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL,
+            target TEXT NOT NULL,
+            other TEXT,
+            stamp REAL NOT NULL,
+            detail TEXT,
+            queued_at REAL NOT NULL
+        );
+        CREATE TABLE team_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)
+    """)

@@ -1,0 +1,160 @@
+"""The team outbox in memory.db: what is still to be pushed to the team's server.
+
+The store notes a shared record, decision or tombstone here on the writer thread, inside the
+transaction that writes it, so an acknowledged write is never lost to the team: either both
+are committed or neither. Nothing is noted until a team is joined (``enabled``), and nothing
+that is not shared ever is: prompts, records marked private, records of a client set private,
+other users' API rows (per-user ids stay on their machine), and the teammates' own records
+pulled from the server. A decision (forget, supersede, expire) is shared when the record it
+names is. The pusher reads the rows in order (``pending``) and, once the server holds them,
+deletes them (``delivered``); a push that is repeated after a crash is harmless, because the
+server keys every event on an id derived from its content and provenance.
+
+``team_state`` holds the pull cursor per team space, written in the transaction that applies
+what was pulled, so a pulled event is applied exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Final
+
+from lintaid.capture.record import LOCAL_USER
+from lintaid_client import models
+
+RECORD: Final = "record"
+LINK: Final = "link"  # ``other`` supersedes ``target``
+FORGET: Final = "forget"
+EXPIRE: Final = "expire"
+KINDS: Final = (RECORD, LINK, FORGET, EXPIRE)
+
+class Outbox:
+    """The outbox on the store's write connection (writer thread), and its counts (any
+    thread, on a read connection the caller passes)."""
+
+    def __init__(self, conn: sqlite3.Connection, read: Callable[[], sqlite3.Connection]) -> None:
+        self._conn = conn
+        self._read = read  # this thread's read connection
+        self.noted = 0  # rows noted by this process: the pusher is woken when it moves
+        self.enabled = False
+        self.private_clients: frozenset[str] = frozenset()
+        self.member: str | None = None  # this store's member name in the team joined
+        self._quiet = 0
+
+    # -- what is shared ----------------------------------------------------------------------
+    def shares(self, row: Any) -> bool:
+        """Whether a record row (``user_id``, ``kind``, ``private``, ``provider``,
+        ``member``) is shared, or a decision about it. A client set private keeps what it
+        captured here; a teammate's record is shared whichever client wrote it."""
+        return (self.enabled and not self._quiet and row["user_id"] == LOCAL_USER
+                and row["kind"] != models.PROMPT and not row["private"]
+                and (row["member"] is not None or row["provider"] not in self.private_clients))
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """Note nothing while applying what was pulled: it is on the server already."""
+        self._quiet += 1
+        try:
+            yield
+        finally:
+            self._quiet -= 1
+
+    # -- noting (writer thread, inside the write's transaction) -------------------------------
+    def note(self, kind: str, target: str, stamp: float, *, other: str | None = None,
+             detail: dict[str, Any] | None = None) -> None:
+        self._conn.execute(
+            "INSERT INTO team_outbox(kind, target, other, stamp, detail, queued_at)"
+            " VALUES (?,?,?,?,?,?)",
+            (kind, target, other, stamp, json.dumps(detail) if detail else None, time.time()))
+        self.noted += 1
+
+    def _shared(self, t: str, *, own: bool) -> tuple[str, list[Any]]:
+        """SQL for "record ``t`` is shared and not forgotten" (``own``: and written here)."""
+        sql = (f"{t}.user_id = ? AND {t}.kind != ? AND {t}.private = 0"
+               f" AND {t}.forgotten_at IS NULL")
+        params: list[Any] = [LOCAL_USER, models.PROMPT]
+        if own:
+            sql += f" AND {t}.member IS NULL"
+        if self.private_clients:
+            clients = sorted(self.private_clients)
+            sql += (f" AND ({t}.provider IS NULL OR {t}.provider NOT IN"
+                    f" ({', '.join('?' * len(clients))}))")
+            params += clients
+        return sql, params
+
+    def backfill(self) -> int:
+        """On joining: note every shared record of this store still believed, and every
+        held link between two shared records (the server keeps one copy of each, however
+        often this runs). Forgotten records are not sent: what was forgotten should reach
+        no one."""
+        if not self.enabled:
+            return 0
+        now = time.time()
+        before = self._conn.total_changes
+        own, own_params = self._shared("r", own=True)
+        self._conn.execute(
+            "INSERT INTO team_outbox(kind, target, other, stamp, detail, queued_at)"
+            f" SELECT 'record', r.id, NULL, r.created_at, NULL, ? FROM records r WHERE {own}"
+            " ORDER BY r.created_at, r.id", (now, *own_params))
+        new, new_params = self._shared("n", own=False)
+        old, old_params = self._shared("o", own=False)
+        self._conn.execute(
+            "INSERT INTO team_outbox(kind, target, other, stamp, detail, queued_at)"
+            " SELECT 'link', l.old_id, l.new_id, l.at, NULL, ? FROM links l"
+            " JOIN records n ON n.id = l.new_id JOIN records o ON o.id = l.old_id"
+            f" WHERE {new} AND {old} ORDER BY l.at", (now, *new_params, *old_params))
+        return self._conn.total_changes - before
+
+    # -- the pusher ----------------------------------------------------------------------------
+    def pending(self, limit: int) -> list[dict[str, Any]]:
+        """Any thread: the oldest ``limit`` rows still to push, each with the record it names
+        (for a record: its shared fields; for a decision: nothing more)."""
+        conn = self._read()
+        rows = [dict(r) for r in conn.execute(
+            "SELECT seq, kind, target, other, stamp, detail, queued_at FROM team_outbox"
+            " ORDER BY seq LIMIT ?", (limit,))]
+        ids = [r["target"] for r in rows if r["kind"] == RECORD]
+        records: dict[str, dict[str, Any]] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            for rec in conn.execute(
+                    "SELECT id, kind, source, provider, session_id, event, doc_type, branch,"
+                    " revision, paths, tools, file_hashes, content, created_at, valid_at,"
+                    " expires_at, turn_id, request_hash, forgotten_at FROM records"
+                    f" WHERE id IN ({', '.join('?' * len(chunk))})", chunk):
+                records[rec["id"]] = dict(rec)
+        for row in rows:
+            row["detail"] = json.loads(row["detail"]) if row["detail"] else {}
+            row["record"] = records.get(row["target"]) if row["kind"] == RECORD else None
+        return rows
+
+    def delivered(self, through: int) -> None:
+        """Writer thread: the server holds every row up to ``through``."""
+        self._conn.execute("DELETE FROM team_outbox WHERE seq <= ?", (through,))
+
+    def clear(self) -> int:
+        """Writer thread, on leaving: drop what was never delivered; return how much."""
+        return self._conn.execute("DELETE FROM team_outbox").rowcount
+
+    def depth(self) -> tuple[int, float | None]:
+        """Any thread: (rows waiting, when the oldest was queued)."""
+        row = self._read().execute("SELECT COUNT(*), MIN(queued_at) FROM team_outbox").fetchone()
+        return int(row[0]), (float(row[1]) if row[1] is not None else None)
+
+    # -- state (cursor) ----------------------------------------------------------------------
+    def state(self, key: str) -> str | None:
+        """Any thread."""
+        row = self._read().execute("SELECT value FROM team_state WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_state(self, key: str, value: str | None) -> None:
+        """Writer thread."""
+        if value is None:
+            self._conn.execute("DELETE FROM team_state WHERE key = ?", (key,))
+        else:
+            self._conn.execute("INSERT OR REPLACE INTO team_state(key, value) VALUES (?, ?)",
+                               (key, value))

@@ -1,0 +1,247 @@
+"""The team server: PostgreSQL through psycopg 3. The only module that imports psycopg.
+
+One table of events, partitioned logically by team space (team name and repository key):
+every shared record, decision and tombstone is one row, keyed on ``(team, repo_key,
+event_id)`` where the event id derives from the event's content and provenance, so pushing the
+same outbox row twice stores it once. ``seq`` is the pull cursor. Pushes to one space are
+serialised by a transaction-scoped advisory lock taken before the rows take their ``seq``, so
+``seq`` order is commit order within a space and a reader's cursor never passes a row that
+commits later. Each push ends with ``NOTIFY`` on the space's channel, which wakes the other
+members' pullers.
+
+The schema is versioned (``lintaid_schema``); migrations run in order under an advisory lock
+by whichever daemon connects first. A daemon that finds a newer version than it knows writes
+nothing and reads nothing (``SchemaTooNew``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+SCHEMA_VERSION: Final = 1
+CONNECT_TIMEOUT_S: Final = 5
+MIGRATIONS: Final[dict[int, str]] = {
+    1: """
+    CREATE TABLE IF NOT EXISTS lintaid_events (
+        seq bigserial PRIMARY KEY,
+        team text NOT NULL,
+        repo_key text NOT NULL,
+        event_id text NOT NULL,
+        kind text NOT NULL,
+        origin text NOT NULL,
+        member text NOT NULL,
+        machine text NOT NULL,
+        stamp double precision NOT NULL,
+        record_id text NOT NULL,
+        other_id text,
+        body jsonb NOT NULL,
+        pushed_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        UNIQUE (team, repo_key, event_id)
+    );
+    CREATE INDEX IF NOT EXISTS lintaid_events_space ON lintaid_events (team, repo_key, seq);
+    """,
+}
+_LOCK_SCHEMA: Final = 0x6C696E74  # "lint": one advisory lock for schema migrations
+
+Error = psycopg.Error
+OperationalError = psycopg.OperationalError
+
+
+class SchemaTooNew(Exception):
+    """The server's schema is newer than this lintaid knows."""
+
+    def __init__(self, found: int) -> None:
+        super().__init__(
+            f"the team server's schema is version {found}, newer than this lintaid knows "
+            f"({SCHEMA_VERSION}): nothing is pushed or pulled until lintaid is upgraded "
+            "(pip install -U 'lintaid[team]'); local memory works as before")
+        self.found = found
+
+
+@dataclass(frozen=True)
+class Event:
+    """One shared change as the server keeps it."""
+
+    event_id: str
+    kind: str  # record | link | forget | expire
+    record_id: str
+    other_id: str | None
+    stamp: float  # the writer's hybrid-logical-clock stamp
+    body: dict[str, Any]
+    origin: str = ""
+    member: str = ""
+    machine: str = ""
+    seq: int = 0
+    pushed_at: float = 0.0
+
+
+def event_id(kind: str, record_id: str, other: str | None, stamp: float, origin: str) -> str:
+    """A record's event is the record's own id (the same record from two members is one
+    event); a decision's derives from what it names, when and where it was made."""
+    if kind == "record":
+        return record_id
+    basis = "\x1f".join((kind, record_id, other or "", repr(stamp), origin))
+    return kind[0] + hashlib.sha256(basis.encode()).hexdigest()[:31]
+
+
+def channel(team: str, repo_key: str) -> str:
+    """The NOTIFY channel of a space: an identifier, whatever the names hold."""
+    return "lintaid_" + hashlib.sha256(f"{team}\x1f{repo_key}".encode()).hexdigest()[:24]
+
+
+def parse_dsn(dsn: str) -> dict[str, str]:
+    """The connection parameters of a libpq address (URL or ``key=value`` form); ValueError
+    for what is not one."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError as err:
+        raise ValueError(f"not a PostgreSQL address: {describe(err)} (expected "
+                         "postgresql://USER@HOST[:PORT]/DATABASE)") from None
+    return {k: str(v) for k, v in params.items() if v is not None}
+
+
+def without_password(params: dict[str, str]) -> str:
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(**{k: v for k, v in params.items() if k != "password"})
+
+
+def connect(conninfo: str, password: str | None,
+            *, autocommit: bool = True) -> psycopg.Connection[Any]:
+    extra: dict[str, Any] = {"password": password} if password else {}
+    return psycopg.connect(conninfo, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S,
+                           application_name="lintaid", **extra)
+
+
+def describe(err: BaseException) -> str:
+    """One line for a person: the server's message, never the connection string."""
+    text = (str(err).strip().splitlines() or [type(err).__name__])[0]
+    return text[:300]
+
+
+class Server:
+    """One member's view of one space on the server, over one connection (not shared
+    between threads)."""
+
+    def __init__(self, conn: psycopg.Connection[Any], team: str, repo_key: str,
+                 origin: str) -> None:
+        self.conn = conn
+        self.team = team
+        self.repo_key = repo_key
+        self.origin = origin
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+    # -- schema ----------------------------------------------------------------------------
+    def schema_version(self) -> int:
+        with self.conn.cursor() as cur:
+            cur.execute("SELECT to_regclass('lintaid_schema') IS NOT NULL")
+            row = cur.fetchone()
+            if not row or not row[0]:
+                return 0
+            cur.execute("SELECT COALESCE(MAX(version), 0) FROM lintaid_schema")
+            found = cur.fetchone()
+            return int(found[0]) if found else 0
+
+    def ensure_schema(self) -> int:
+        """Bring the server's schema to ``SCHEMA_VERSION``; SchemaTooNew when it is newer."""
+        found = self.schema_version()
+        if found > SCHEMA_VERSION:
+            raise SchemaTooNew(found)
+        if found == SCHEMA_VERSION:
+            return found
+        with self.conn.transaction(), self.conn.cursor() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_SCHEMA,))
+            cur.execute("CREATE TABLE IF NOT EXISTS lintaid_schema (version integer PRIMARY KEY,"
+                        " applied_at timestamptz NOT NULL DEFAULT now())")
+            cur.execute("SELECT COALESCE(MAX(version), 0) FROM lintaid_schema")
+            row = cur.fetchone()
+            found = int(row[0]) if row else 0
+            if found > SCHEMA_VERSION:
+                raise SchemaTooNew(found)
+            for version in range(found + 1, SCHEMA_VERSION + 1):
+                cur.execute(MIGRATIONS[version])
+                cur.execute("INSERT INTO lintaid_schema(version) VALUES (%s)", (version,))
+        return SCHEMA_VERSION
+
+    # -- push ------------------------------------------------------------------------------
+    def push(self, events: Sequence[Event], member: str, machine: str) -> int:
+        """Store ``events`` (those the server holds already are skipped) and wake the
+        space's listeners; return how many were new."""
+        if not events:
+            return 0
+        with self.conn.transaction(), self.conn.cursor() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                        (f"{self.team}\x1f{self.repo_key}",))
+            cur.executemany(
+                "INSERT INTO lintaid_events(team, repo_key, event_id, kind, origin, member,"
+                " machine, stamp, record_id, other_id, body) VALUES"
+                " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (team, repo_key, event_id) DO NOTHING",
+                [(self.team, self.repo_key, e.event_id, e.kind, self.origin, member, machine,
+                  e.stamp, e.record_id, e.other_id, Jsonb(e.body)) for e in events])
+            added = max(cur.rowcount, 0)
+            if added:
+                cur.execute("SELECT pg_notify(%s, '')", (channel(self.team, self.repo_key),))
+        return added
+
+    # -- pull ------------------------------------------------------------------------------
+    def pull(self, after: int, limit: int) -> tuple[list[Event], int, int]:
+        """Other members' events after cursor ``after``, oldest first; the cursor to keep
+        (past this member's own rows too); how many rows were read."""
+        with self.conn.cursor() as cur:
+            cur.execute(
+                "SELECT seq, event_id, kind, origin, member, machine, stamp, record_id,"
+                " other_id, body, EXTRACT(EPOCH FROM pushed_at)::float8 FROM lintaid_events"
+                " WHERE team = %s AND repo_key = %s AND seq > %s ORDER BY seq LIMIT %s",
+                (self.team, self.repo_key, after, limit))
+            rows = cur.fetchall()
+        cursor = rows[-1][0] if rows else after
+        events = [Event(event_id=r[1], kind=r[2], origin=r[3], member=r[4], machine=r[5],
+                        stamp=float(r[6]), record_id=r[7], other_id=r[8],
+                        body=r[9] if isinstance(r[9], dict) else json.loads(r[9] or "{}"),
+                        seq=int(r[0]), pushed_at=float(r[10]))
+                  for r in rows if r[3] != self.origin]
+        return events, int(cursor), len(rows)
+
+    def behind(self, after: int) -> tuple[int, float]:
+        """Other members' events after ``after``: how many, and how long the oldest has
+        waited (seconds, by the server's clock)."""
+        with self.conn.cursor() as cur:
+            cur.execute(
+                "SELECT COUNT(*), COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - MIN(pushed_at)),"
+                " 0)::float8 FROM lintaid_events WHERE team = %s AND repo_key = %s AND seq > %s"
+                " AND origin <> %s", (self.team, self.repo_key, after, self.origin))
+            row = cur.fetchone()
+        return (int(row[0]), float(row[1])) if row else (0, 0.0)
+
+
+class Listener:
+    """LISTEN on a space's channel, over a connection of its own."""
+
+    def __init__(self, conn: psycopg.Connection[Any], team: str, repo_key: str) -> None:
+        self.conn = conn
+        conn.execute(f"LISTEN {channel(team, repo_key)}")
+
+    def wait(self, timeout: float) -> bool:
+        """Whether a notification arrived within ``timeout`` seconds."""
+        return any(True for _ in self.conn.notifies(timeout=timeout, stop_after=1))
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
