@@ -15,8 +15,8 @@ starts.
 from __future__ import annotations
 
 import os
-import queue
 import threading
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -29,7 +29,7 @@ from .derivation import derive_memory, ensure_memory
 from .store.memory import MemoryStore
 
 T = TypeVar("T")
-_STOP = object()
+Job = tuple[Callable[[], Any], "Future[Any]", bool]  # the job, its future, whether it may be recalled
 
 log = structlog.get_logger("lintaid.writer")
 
@@ -38,7 +38,10 @@ class Writer:
     def __init__(self, store: MemoryStore, *, max_batch: int = 256) -> None:
         self.store = store
         self.max_batch = max_batch
-        self._queue: queue.Queue[Any] = queue.Queue()
+        self._jobs: deque[Job] = deque()  # what people and agents wait for
+        self._background: deque[Job] = deque()  # catching up: team pulls, file re-indexing
+        self._ready = threading.Condition()
+        self._stopping = False
         self._thread = threading.Thread(target=self._run, name="lintaid-writer", daemon=True)
         self._visible = threading.Condition()
         self._committed = 0
@@ -56,17 +59,23 @@ class Writer:
         """Run ``flush`` on the writer thread after every committed batch (e.g. another index)."""
         self._after_commit.append(flush)
 
-    def submit(self, job: Callable[[], T], *, recall: bool = True) -> Future[T]:
+    def submit(self, job: Callable[[], T], *, recall: bool = True,
+               background: bool = False) -> Future[T]:
         """Queue ``job`` to run on the writer thread; its future resolves after the commit.
 
         ``recall``: the job may change what injection recalls (a prompt's own record does
-        not), so injection waits for it to be searchable.
+        not), so injection waits for it to be searchable. ``background``: catching-up work
+        (pulled teammates' records, re-indexed files) that a batch takes one job at a time,
+        after everything a hook or a person is waiting for, so a hook's write never queues
+        behind a backlog.
         """
         future: Future[T] = Future()
-        if self._stopped.is_set():
-            future.set_exception(protocol.Unavailable("the daemon is stopping"))
-            return future
-        self._queue.put((job, future, recall))
+        with self._ready:
+            if self._stopping or self._stopped.is_set():
+                future.set_exception(protocol.Unavailable("the daemon is stopping"))
+                return future
+            (self._background if background else self._jobs).append((job, future, recall))
+            self._ready.notify()
         return future
 
     def run(self, job: Callable[[], T], timeout: float | None = 60) -> T:
@@ -74,7 +83,7 @@ class Writer:
 
     @property
     def depth(self) -> int:
-        return self._queue.qsize()
+        return len(self._jobs) + len(self._background)
 
     def token(self, generation: int) -> str:
         return f"{self.instance}.{generation}"
@@ -96,43 +105,34 @@ class Writer:
             return self._visible.wait_for(lambda: self._indexed >= target, timeout)
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Finish every queued job, then stop."""
+        """Finish every queued job, then stop; later submissions are refused."""
         if not self._thread.is_alive():
             return
-        self._queue.put(_STOP)
+        with self._ready:
+            self._stopping = True
+            self._ready.notify()
         self._thread.join(timeout)
         self._stopped.set()
 
-    def _run(self) -> None:
-        while True:
-            first = self._queue.get()
-            if first is _STOP:
-                break
-            batch = [first]
-            stop_after = False
-            while len(batch) < self.max_batch:
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if item is _STOP:
-                    stop_after = True
-                    break
-                batch.append(item)
-            self._run_batch(batch)
-            if stop_after:
-                break
-        self._stopped.set()
-        # Refuse late submissions cleanly instead of leaving their futures pending forever.
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if item is not _STOP:
-                item[1].set_exception(protocol.Unavailable("the daemon is stopping"))
+    def _next_batch(self) -> list[Job] | None:
+        """What the next transaction runs: every waiting job (up to ``max_batch``) and at
+        most one background job; None once stopping with nothing left."""
+        with self._ready:
+            while not (self._jobs or self._background or self._stopping):
+                self._ready.wait()
+            batch: list[Job] = []
+            while self._jobs and len(batch) < self.max_batch:
+                batch.append(self._jobs.popleft())
+            if self._background and len(batch) < self.max_batch:
+                batch.append(self._background.popleft())
+            return batch or None
 
-    def _run_batch(self, batch: list[tuple[Callable[[], Any], Future[Any], bool]]) -> None:
+    def _run(self) -> None:
+        while (batch := self._next_batch()) is not None:
+            self._run_batch(batch)
+        self._stopped.set()
+
+    def _run_batch(self, batch: list[Job]) -> None:
         outcomes: list[tuple[Future[Any], bool, Any]] = []
         try:
             with self.store.transaction():

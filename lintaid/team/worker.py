@@ -183,9 +183,10 @@ class Worker:
             return False
         store = self.store
         # recall=False: a prompt's injection waits for local writes to be searchable, never
-        # for a teammate's batch (it is searchable a moment later).
+        # for a teammate's batch (it is searchable a moment later); background: a hook's own
+        # write goes first, never behind a backlog of pulled records.
         done = self.submit(lambda: apply.apply(store, events, key, new_cursor),
-                           recall=False).result(120)
+                           recall=False, background=True).result(120)
         now = time.time()
         with self._lock:
             self.stats["pulled"] += done.applied

@@ -36,7 +36,7 @@ from .secrets import mostly_secrets, redact_keeping_lines
 from .watcher import Batch, Watcher
 
 T = TypeVar("T")
-Submit = Callable[[Callable[[], T]], "Future[T]"]
+Submit = Callable[..., "Future[Any]"]  # the writer's submit(job, *, background=...)
 
 JOB_FILES: Final = 256  # files per writer job during a reconcile: keeps each job short
 LOG_PATHS: Final = 20  # paths listed per category in a log line; counts are always complete
@@ -47,7 +47,7 @@ log = structlog.get_logger("lintaid.workspace")
 
 
 class Workspace:
-    def __init__(self, root: Path, submit: Submit[Any],
+    def __init__(self, root: Path, submit: Submit,
                  excluded: Iterable[Path | str] = ()) -> None:
         self.root = root.resolve()
         self.submit = submit
@@ -192,7 +192,7 @@ class Workspace:
         # Always at least one job: it flushes a pending index.
         futures.append(self._submit_apply(updates, removed))
         if full:
-            futures.append(self.submit(self._reindex_all_job))
+            futures.append(self.submit(self._reindex_all_job, background=True))
         result = ApplyResult()
         for future in futures:
             outcome = future.result(timeout=WAIT_S)
@@ -226,7 +226,8 @@ class Workspace:
 
     def _submit_apply(self, updates: list[FileUpdate], removed: list[str]) -> Future[ApplyResult]:
         store = self.store
-        return self.submit(lambda: apply_files(store, updates, removed))
+        # Background: re-reading files catches up; a hook's write never waits behind it.
+        return self.submit(lambda: apply_files(store, updates, removed), background=True)
 
     # -- events (worker thread) -----------------------------------------------------------------------
     def _on_batch(self, batch: Batch) -> None:
