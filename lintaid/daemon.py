@@ -173,6 +173,8 @@ class Daemon:
         self.drainer.start()
         if self.config.watch_workspace:
             self._start_workspace()
+        else:  # memory derived against a workspace an earlier run read no longer is
+            self.writer.link_documents(None)
 
     def _abort_start(self) -> None:
         """Undo what a failed start opened, in reverse order; the first reason is the one
@@ -195,12 +197,16 @@ class Daemon:
             # The agent clients' own configuration and transcripts are never project files.
             excluded = [path for client in registry.CLIENTS.values()
                         for path in client.config_files(self.root)]
-            self.workspace = Workspace(self.root, submit=self.writer.submit, excluded=excluded)
+            self.workspace = Workspace(self.root, submit=self.writer.submit, excluded=excluded,
+                                       memory=self.store)
+            self.writer.link_documents(self.workspace.store)  # before the first reconcile
             self.writer.add_flusher(self.workspace.flush)
             self.reader.workspace = self.inject_reader.workspace = self.workspace
             self.workspace.start()
         except Exception as err:  # memory must keep working even if the watcher cannot
             log.error("workspace_failed", error=str(err), exc_info=err)
+            if self.workspace is not None:
+                self.writer.link_documents(None)
             self.workspace = None
             self.reader.workspace = self.inject_reader.workspace = None
 
@@ -210,6 +216,7 @@ class Daemon:
         self._remove_status()
         self.drainer.stop()
         if self.workspace is not None:
+            self.writer.link_documents(None, derive=False)  # before the store closes
             self.workspace.stop()
         assert self.server is not None
         self.server.drain()

@@ -442,7 +442,8 @@ class MemoryStore:
         rows = in_batches(
             self._read(),
             "SELECT c.*, COALESCE(s.status, 'current') AS status, s.superseded_by_claim,"
-            " s.superseded_by_record, s.confidence, nc.value AS replaced_by_value"
+            " s.superseded_by_record, s.confidence,"
+            " COALESCE(nc.value, s.superseded_by_value) AS replaced_by_value"
             " FROM claims c LEFT JOIN claim_state s ON s.claim_id = c.claim_id"
             " LEFT JOIN claims nc ON nc.claim_id = s.superseded_by_claim"
             " WHERE c.record_id IN ({ids})", ids)
