@@ -488,6 +488,13 @@ def _subject_uses(sentence: str) -> _Extracted | None:
     return subject, "implementation", tech, rep1 or rep2
 
 
+# An "actor" that is an instruction or a promise ("always rely on X for Y", "I'll make sure
+# to rely on X"): nobody whose chain a later sentence names.
+_NOT_AN_ACTOR = re.compile(
+    r"\b(?:to|always|never|usually|often|sometimes|also|just|only|still|should|must|will|"
+    r"would|can|could|may|might|shall|make|sure|please|let'?s|try)\b|'(?:ll|m|re|ve|d)\b")
+
+
 def _actor_uses(sentence: str) -> Iterator[_Extracted]:
     """"<actor> uses X for Y": the actor's own (weak) claim on X, beside the purpose's claim.
 
@@ -497,7 +504,7 @@ def _actor_uses(sentence: str) -> Iterator[_Extracted]:
     if not m:
         return
     actor, rep1 = clean(m.group(1))
-    if _bad_subject(actor, m.group(1)):
+    if _bad_subject(actor, m.group(1)) or _NOT_AN_ACTOR.search(actor):
         return
     head = _CLAUSE_END.split(m.group(2), maxsplit=1)[0]
     tech_text, for_what = _split_purpose(head)
