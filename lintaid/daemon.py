@@ -224,7 +224,6 @@ class Daemon:
         self._remove_status()
         self.drainer.stop()
         if self.workspace is not None:
-            self.writer.link_documents(None, derive=False)  # before the store closes
             self.workspace.stop()
         assert self.server is not None
         self.server.drain()

@@ -19,7 +19,11 @@ workspace.db from memory. A memory claim a document retires names the file in
 only on the writer thread, so the order is fixed: a job that applies file changes derives the
 files, then the memory chains whose documents' claims changed (``apply_files(...,
 memory=...)``); ``link_documents`` derives again every memory chain documents take part in (or
-took part in) when the daemon starts or stops reading a workspace.
+took part in) when the daemon starts or stops reading a workspace. It skips that when memory
+was last derived against the documents as they stand: every write of workspace.db's files
+gives it a new generation, and memory.db keeps the generation it is in step with (cleared by
+any derivation of memory without the documents, or after a failed batch, which rolls both
+back), so a restart with nothing changed costs a lookup.
 
 ``DERIVED_VERSION`` is a hash over the source of every module that decides derived state, so
 it changes whenever the rules do and is never bumped by hand. memory.db derived under other
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -52,6 +57,7 @@ from .policy import (
 )
 from .store.derived_tables import DerivedTables
 from .store.memory import MemoryStore
+from .store.schema import get_meta, set_meta
 from .store.workspace import ApplyResult, FileUpdate, WorkspaceStore
 
 RULE_MODULES: Final = (
@@ -255,6 +261,32 @@ def derive_memory(store: MemoryStore, documents: WorkspaceStore | None = None) -
     if changed:
         store.mark_dirty(derive(MemoryPolicy(store, documents), changed))
         derive_staleness(store, changed)
+        if documents is None and get_meta(store.db, DOCUMENTS_SYNCED) not in (None,
+                                                                              NO_DOCUMENTS):
+            set_meta(store.db, DOCUMENTS_SYNCED, None)  # derived without the documents
+
+
+# Memory in step with the documents (see the module docstring).
+DOCUMENTS_GENERATION: Final = "documents_generation"  # workspace.db meta
+DOCUMENTS_SYNCED: Final = "documents_synced"  # memory.db meta: the generation memory matches
+NO_DOCUMENTS: Final = "none"
+
+
+def documents_generation(documents: WorkspaceStore | None) -> str:
+    if documents is None:
+        return NO_DOCUMENTS
+    return get_meta(documents.derived.conn, DOCUMENTS_GENERATION) or ""
+
+
+def _new_generation(documents: WorkspaceStore) -> None:
+    set_meta(documents.derived.conn, DOCUMENTS_GENERATION, os.urandom(8).hex())
+
+
+def _in_step(store: MemoryStore, was: str, documents: WorkspaceStore) -> None:
+    """After ``documents`` moved on from generation ``was`` and memory followed: still in
+    step, if it was before."""
+    if get_meta(store.db, DOCUMENTS_SYNCED) == was:
+        set_meta(store.db, DOCUMENTS_SYNCED, documents_generation(documents))
 
 
 def document_chains(documents: WorkspaceStore, paths: Iterable[str]) -> set[ChainKey]:
@@ -267,13 +299,16 @@ def derive_document_chains(store: MemoryStore, documents: WorkspaceStore | None,
     """Writer thread: derive memory chains again after their documents' claims changed."""
     keys = set(keys)
     if keys:
-        store.mark_dirty(derive(MemoryPolicy(store, documents), (), keys))
+        store.mark_dirty(derive(MemoryPolicy(store, documents), (), keys), derive=False)
 
 
 def link_documents(store: MemoryStore, documents: WorkspaceStore | None) -> int:
-    """Writer job: memory now reads ``documents`` (None: no workspace). Derive again every
-    memory chain the documents' claims take part in, and every chain that held another
-    store's claims before; return how many chains."""
+    """Writer job: memory now reads ``documents`` (None: no workspace). Unless memory is in
+    step with them already, derive again every memory chain the documents' claims take part
+    in, and every chain that held another store's claims before; return how many chains."""
+    generation = documents_generation(documents)
+    if get_meta(store.db, DOCUMENTS_SYNCED) == generation:
+        return 0
     keys: set[ChainKey] = set()
     if documents is not None:
         keys = {(PROJECT, subject, predicate)
@@ -284,6 +319,7 @@ def link_documents(store: MemoryStore, documents: WorkspaceStore | None) -> int:
         if predicate:
             keys.add((scope, subject, predicate))
     derive_document_chains(store, documents, keys)
+    set_meta(store.db, DOCUMENTS_SYNCED, generation)
     return len(keys)
 
 
@@ -316,6 +352,7 @@ def rebuild_memory(store: MemoryStore, batch: int = REBUILD_BATCH,
         store.derived.clear()
         ids = store.live_ids()
         rebuild(MemoryPolicy(store, documents), ids, batch)
+        set_meta(store.db, DOCUMENTS_SYNCED, documents_generation(documents))
         for i in range(0, len(ids), batch):
             derive_staleness(store, ids[i:i + batch])
         store.mark_dirty(ids)
@@ -372,9 +409,11 @@ def apply_files(store: WorkspaceStore, updates: Iterable[FileUpdate],
     """Writer job: write file changes and derive their policy state, in one transaction; then,
     with ``memory`` (inside the writer's batch), the memory chains whose documents changed."""
     keys: set[ChainKey] = set()
+    was = documents_generation(store)
     with store.transaction():
         result = store.apply(updates, removed)
         if result.written:
+            _new_generation(store)
             # A file appearing or vanishing may re-resolve the links that name it.
             changed = set(result.written) | store.sources_naming([*result.added,
                                                                   *result.removed])
@@ -386,8 +425,9 @@ def apply_files(store: WorkspaceStore, updates: Iterable[FileUpdate],
             result.restated = sorted(restated)
             if memory is not None:
                 keys |= document_chains(store, changed | states)
-    if memory is not None:
+    if memory is not None and result.written:
         derive_document_chains(memory, store, keys)
+        _in_step(memory, was, store)
     return result
 
 
@@ -395,14 +435,17 @@ def rebuild_workspace(store: WorkspaceStore, memory: MemoryStore | None = None) 
     """Writer job (``reindex --full``): derive every file again, re-index every file; return
     the files whose state changed. With ``memory``, then derive the memory chains documents
     take part in again."""
+    was = documents_generation(store)
     with store.transaction():
         before = {r["record_id"]: tuple(r) for r in store.derived.all_record_states()}
         subjects = store.derived.claim_subjects() if memory is not None else set()
         store.derived.clear()
+        _new_generation(store)
         rebuild(WorkspacePolicy(store), store.policy_paths())
         after = {r["record_id"]: tuple(r) for r in store.derived.all_record_states()}
         store.reindex_all()
     if memory is not None:
         subjects |= store.derived.claim_subjects()
         derive_document_chains(memory, store, {(PROJECT, s, p) for s, p in subjects})
+        _in_step(memory, was, store)
     return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))

@@ -55,15 +55,14 @@ class Writer:
         ensure_memory(self.store)  # nothing else writes yet: run here, before serving
         self._thread.start()
 
-    def link_documents(self, documents: WorkspaceStore | None, *,
-                       derive: bool = True) -> Future[int]:
-        """Derive memory against ``documents``' claims from the next batch on (None: no
-        documents). ``derive``: derive again the memory chains documents take part in, or
-        took part in (the future's result counts them); without it (before closing the
-        workspace at shutdown) memory keeps what it derived, for the next start to check."""
+    def link_documents(self, documents: WorkspaceStore | None) -> Future[int]:
+        """Derive memory against ``documents``' claims from this job on (None: none), and
+        derive again the memory chains they take part in, or took part in, unless memory is
+        in step with them already (the future's result counts the chains). Once the store
+        is closed (the daemon stopping) memory is derived without it."""
         def job() -> int:
             self.documents = documents
-            return link_documents(self.store, documents) if derive else 0
+            return link_documents(self.store, documents)
         return self.submit(job)
 
     def add_flusher(self, flush: Callable[[], None]) -> None:
@@ -158,7 +157,9 @@ class Writer:
                             outcomes.append((future, True, job()))
                     except Exception as err:  # one bad job must not sink the batch
                         outcomes.append((future, False, err))
-                derive_memory(self.store, self.documents)
+                documents = self.documents
+                derive_memory(self.store, None if documents is None or documents.closed
+                              else documents)
         except Exception as err:  # the commit itself failed (disk full, I/O error)
             log.error("batch_failed", error=str(err), jobs=len(batch))
             for _job, future, _recall in batch:

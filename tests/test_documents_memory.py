@@ -65,11 +65,12 @@ class Stores:
             derive_memory(self.memory, self.documents)
         self.memory.index_now()
 
-    def link(self, documents: WorkspaceStore | None) -> None:
+    def link(self, documents: WorkspaceStore | None) -> int:
         self.documents = documents
         with self.memory.transaction():
-            link_documents(self.memory, documents)
+            chains = link_documents(self.memory, documents)
         self.memory.index_now()
+        return chains
 
     def state(self, rid: str) -> tuple[str, str | None, list[tuple[str, str | None, str | None]]]:
         hit = self.reader.get(rid, None)
@@ -207,3 +208,16 @@ def test_a_daemon_retires_a_capture_when_a_decision_document_changes(
     alone.stop()
     watching = serve(project, watch=True)
     wait_for(lambda: _status(watching, turn) == ("partly_superseded", ADR2), timeout=60)
+
+
+def test_linking_again_with_nothing_changed_derives_nothing(s: Stores) -> None:
+    s.write(ADR2, BETA, T0 + 20)
+    turn = s.put(TURN, T0 + 10)
+    assert s.link(s.workspace) == 1  # the bucket's chain
+    assert s.link(s.workspace) == 0  # a restart: memory is in step with the documents
+    s.write(ADR2, BETA.replace("beta", "delta"), T0 + 30)  # followed as it happens
+    assert s.state(turn)[:2] == ("partly_superseded", ADR2)
+    assert s.link(s.workspace) == 0
+    s.documents = None  # memory written without the documents (a daemon stopping) ...
+    s.put("The gateway uses requests.", T0 + 40)
+    assert s.link(s.workspace) == 1  # ... is derived against them again at the next start

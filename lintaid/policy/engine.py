@@ -228,8 +228,12 @@ class _Run:
         walks = {key: self._walk(key) for key in sorted(keys)}
         for key in sorted(self._sentences(walks) - walks.keys()):
             walks[key] = self._walk(key)  # written as before: only its statuses change
+        aimed: dict[str, list[Relation]] = {}
+        for rel in self.store.sentence_relations({c.record_id for walk in walks.values()
+                                                  for c in walk.local}):
+            aimed.setdefault(rel.target_claim, []).append(rel)
         for key in sorted(walks):
-            self._state(walks[key])
+            self._state(walks[key], aimed)
 
     def _walk(self, key: ChainKey) -> _Walk:
         store = self.store
@@ -261,17 +265,15 @@ class _Run:
         changed = {r.target_claim for r in set(old) ^ set(new)}
         return {chain_key(c) for c in claims if c.claim_id in changed}
 
-    def _state(self, walk: _Walk) -> None:
+    def _state(self, walk: _Walk, aimed: Mapping[str, list[Relation]]) -> None:
         """State a chain's own claims from its relations and the sentence relations aimed at
-        them; note the records whose claims' statuses changed."""
+        them (``aimed``, by claim); note the records whose claims' statuses changed."""
         store = self.store
         ids = [c.claim_id for c in walk.local]
         if not ids:
             return
-        own = set(ids)
-        aimed = [r for r in store.relations_of_claims(ids)
-                 if r.method == SENTENCE and r.target_claim in own]
-        states = claim_statuses([*walk.explicit, *walk.relations, *aimed])
+        sentence = [r for cid in ids for r in aimed.get(cid, ())]
+        states = claim_statuses([*walk.explicit, *walk.relations, *sentence])
         before = store.claim_states(ids)
         new = [(c, states.get(c.claim_id, ClaimState())) for c in walk.local]
         for claim, state in new:

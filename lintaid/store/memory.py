@@ -144,11 +144,13 @@ class MemoryStore:
         self._write.close()
 
     # -- writes (writer thread) ----------------------------------------------------------
-    def mark_dirty(self, record_ids: Iterable[str]) -> None:
-        """Note records whose derived state or index entry must be brought in step."""
+    def mark_dirty(self, record_ids: Iterable[str], *, derive: bool = True) -> None:
+        """Note records whose derived state or index entry must be brought in step
+        (``derive=False``: only the index entry; their derived state is in step already)."""
         ids = [i for i in record_ids if i]
         if ids:
-            self._changed.update(ids)
+            if derive:
+                self._changed.update(ids)
             self._seq += 1
             self._write.executemany(
                 "INSERT OR REPLACE INTO pending_index(record_id, seq) VALUES (?, ?)",
