@@ -200,6 +200,9 @@ def test_a_daemon_retires_a_capture_when_a_decision_document_changes(
     wait_for(lambda: _status(served, turn) == ("partly_superseded", ADR2), timeout=30)
     claim = served.json("get", turn)["claims"][0]
     assert (claim["status"], claim["replaced_by_value"]) == ("superseded", "s3://acme-beta")
+    shown = served.cli("get", turn).stdout
+    assert f"claim [superseded] artifact bucket value s3://acme-alpha (now s3://acme-beta, per " \
+        f"{ADR2})" in shown
 
     # Started without its watcher, the daemon reads no documents: the capture stands alone.
     served.stop()
