@@ -518,7 +518,11 @@ def get(root: Path, as_json: bool, **values: Any) -> None:
                f"revision {(hit.revision or '-')[:12]}")
     click.echo(hit.content)
     for claim in hit.claims:
-        click.echo(f"  claim [{claim.status}] {claim.subject} {claim.predicate} {claim.value}")
+        line = f"  claim [{claim.status}] {claim.subject} {claim.predicate} {claim.value}"
+        if claim.superseded_by:  # a memory id, or the decision document that replaced it
+            now = f"now {claim.replaced_by_value}, " if claim.replaced_by_value else ""
+            line += f" ({now}per {claim.superseded_by})"
+        click.echo(line)
 
 
 @main.command()

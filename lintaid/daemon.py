@@ -208,6 +208,8 @@ class Daemon:
         self._backups.start()
         if self.config.watch_workspace:
             self._start_workspace()
+        else:  # memory derived against a workspace an earlier run read no longer is
+            self._link_documents(None)
 
     def _abort_start(self) -> None:
         """Undo what a failed start opened, in reverse order; the first reason is the one
@@ -231,14 +233,26 @@ class Daemon:
             # The agent clients' own configuration and transcripts are never project files.
             excluded = [path for client in registry.CLIENTS.values()
                         for path in client.config_files(self.root)]
-            self.workspace = Workspace(self.root, submit=self.writer.submit, excluded=excluded)
+            self.workspace = Workspace(self.root, submit=self.writer.submit, excluded=excluded,
+                                       memory=self.store)
+            self._link_documents(self.workspace.store)  # before the first reconcile
             self.writer.add_flusher(self.workspace.flush)
             self.reader.workspace = self.inject_reader.workspace = self.workspace
             self.workspace.start()
         except Exception as err:  # memory must keep working even if the watcher cannot
             log.error("workspace_failed", error=str(err), exc_info=err)
+            self._link_documents(None)
             self.workspace = None
             self.reader.workspace = self.inject_reader.workspace = None
+
+    def _link_documents(self, documents: Any) -> None:
+        """Derive memory against ``documents`` (the workspace's store, or None) before the
+        first request is answered; a failure is logged, memory keeps serving."""
+        try:
+            chains = self.writer.link_documents(documents).result(timeout=600)
+            log.info("documents_linked", workspace=documents is not None, chains=chains)
+        except Exception as err:
+            log.error("documents_link_failed", error=str(err), exc_info=err)
 
     def _shutdown(self) -> None:
         log.info("stopping")

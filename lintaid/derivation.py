@@ -9,6 +9,22 @@ types and back) and says when derivation runs, always on the writer thread:
 - workspace.db: in each writer job that applies file changes (``apply_files``), and in full on
   ``reindex --full`` (``rebuild_workspace``).
 
+Documents meet memory. The project's decision documents inform memory: each memory chain of
+project scope also holds, as read-only external members, the claims of workspace files on its
+subject and predicate (of any file scope) that the workspace has not retired (a file another
+file supersedes by frontmatter takes no part). Memory claims get relations and statuses
+against them by the same rules (``lintaid.policy.relations``); nothing is written to
+workspace.db from memory. A memory claim a document retires names the file in
+``superseded_by`` and keeps the file's value (``superseded_by_value``). Both stores are written
+only on the writer thread, so the order is fixed: a job that applies file changes derives the
+files, then the memory chains whose documents' claims changed (``apply_files(...,
+memory=...)``); ``link_documents`` derives again every memory chain documents take part in (or
+took part in) when the daemon starts or stops reading a workspace. It skips that when memory
+was last derived against the documents as they stand: every write of workspace.db's files
+gives it a new generation, and memory.db keeps the generation it is in step with (cleared by
+any derivation of memory without the documents, or after a failed batch, which rolls both
+back), so a restart with nothing changed costs a lookup.
+
 ``DERIVED_VERSION`` is a hash over the source of every module that decides derived state, so
 it changes whenever the rules do and is never bumped by hand. memory.db derived under other
 rules is re-derived at start; workspace.db is emptied and re-read from the files.
@@ -18,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -26,6 +43,7 @@ from lintaid_client.models import PROMPT
 
 from . import __version__
 from .policy import (
+    PROJECT,
     REBUILD_BATCH,
     ChainKey,
     ClaimRef,
@@ -39,13 +57,14 @@ from .policy import (
 )
 from .store.derived_tables import DerivedTables
 from .store.memory import MemoryStore
+from .store.schema import get_meta, set_meta
 from .store.workspace import ApplyResult, FileUpdate, WorkspaceStore
 
 RULE_MODULES: Final = (
     "lintaid.policy.sentences", "lintaid.policy.claims", "lintaid.policy.scope",
     "lintaid.policy.relations", "lintaid.policy.status", "lintaid.policy.inputs",
     "lintaid.policy.engine", "lintaid.workspace.documents", "lintaid.derivation",
-    "lintaid.policy.assertions", "lintaid.policy.staleness",
+    "lintaid.policy.assertions", "lintaid.policy.staleness", "lintaid.policy.weak",
 )
 
 
@@ -79,13 +98,20 @@ def chain_id(key: ChainKey) -> str:
     return "\x1f".join(key)
 
 
-def _claim(row: Row) -> ClaimRef:
+def sentence_chain_id(record_id: str) -> str:
+    """Where the relations retiring a record's sentences together are kept (no chain key
+    starts with this character)."""
+    return "\x1e" + record_id
+
+
+def _claim(row: Row, *, scope: str | None = None, external: bool = False) -> ClaimRef:
     return ClaimRef(
-        claim_id=row["claim_id"], record_id=row["record_id"], scope=row["scope"],
+        claim_id=row["claim_id"], record_id=row["record_id"], scope=scope or row["scope"],
         subject=row["subject"], predicate=row["predicate"], value=row["value"],
         effective_at=row["effective_at"], source_kind=row["source_kind"], cue=bool(row["cue"]),
         replaces=row["replaces"], order_key=(row["created_at"], row["record_id"], row["n"]),
-        evidence=row["evidence"], start=row["start"], end=row["end"],
+        evidence=row["evidence"], start=row["start"], end=row["end"], weak=bool(row["weak"]),
+        external=external,
     )
 
 
@@ -93,7 +119,7 @@ def _claim_row(c: ClaimRef) -> tuple[Any, ...]:
     created_at, _record, n = c.order_key
     return (c.claim_id, c.record_id, n, created_at, c.source_kind, c.scope, c.subject,
             c.predicate, c.value, c.evidence, c.start, c.end, c.effective_at, int(c.cue),
-            c.replaces)
+            c.replaces, int(c.weak))
 
 
 def _relation(row: Row) -> Relation:
@@ -135,6 +161,10 @@ class _DerivedState:
     def relations_of_claims(self, claim_ids: Collection[str]) -> list[Relation]:
         return [_relation(r) for r in self.tables.relations_of_claims(claim_ids)]
 
+    def sentence_relations(self, record_ids: Collection[str]) -> list[Relation]:
+        return [_relation(r) for r in
+                self.tables.relations_in([sentence_chain_id(rid) for rid in record_ids])]
+
     def claim_states(self, claim_ids: Collection[str]) -> dict[str, ClaimState]:
         return {r["claim_id"]: ClaimState(r["status"], r["superseded_by_claim"],
                                           r["superseded_by_record"], r["confidence"])
@@ -156,10 +186,26 @@ class _DerivedState:
         cid = chain_id(key)
         self.tables.replace_chain_relations(cid, _relation_rows(cid, relations))
 
+    def replace_sentence_relations(self, record_ids: Collection[str],
+                                   relations: Sequence[Relation]) -> None:
+        by_target: dict[str, list[Relation]] = {}
+        for rel in relations:
+            by_target.setdefault(rel.target_record, []).append(rel)
+        rows = [row for rid, rels in sorted(by_target.items())
+                for row in _relation_rows(sentence_chain_id(rid), rels)]
+        self.tables.replace_relations_in([sentence_chain_id(rid) for rid in record_ids], rows)
+
     def write_claim_states(self, states: Sequence[tuple[ClaimRef, ClaimState]]) -> None:
+        values = self.external_values([s.superseded_by_claim for _c, s in states
+                                       if s.superseded_by_claim])
         self.tables.write_claim_states(
             [(c.claim_id, c.record_id, s.status, s.superseded_by_claim, s.superseded_by_record,
-              s.confidence) for c, s in states])
+              s.confidence, values.get(s.superseded_by_claim or ""))
+             for c, s in states])
+
+    def external_values(self, claim_ids: Collection[str]) -> dict[str, str]:
+        """The values of those of ``claim_ids`` that another store holds (none here)."""
+        return {}
 
     def write_record_states(self, states: Mapping[str, RecordState | None]) -> None:
         self.tables.write_record_states(
@@ -173,15 +219,18 @@ class _DerivedState:
 
 
 class MemoryPolicy(_DerivedState):
-    """memory.db as the engine sees it: live records and their held links.
+    """memory.db as the engine sees it: live records and their held links, and on chains of
+    project scope the decision documents' standing claims (``documents``: the workspace, when
+    the daemon reads one) as external members.
 
     A prompt takes no part: it is a question or a request, not a statement of the project's
     state, so it yields no claims, supersedes nothing and is never superseded.
     """
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: MemoryStore, documents: WorkspaceStore | None = None) -> None:
         super().__init__(store.derived)
         self.store = store
+        self.documents = documents
 
     def records(self, ids: Collection[str]) -> dict[str, RecordInput]:
         me = self.store.outbox.member  # this store's own member name, when in a team
@@ -194,13 +243,86 @@ class MemoryPolicy(_DerivedState):
     def links(self, ids: Collection[str]) -> set[tuple[str, str]]:
         return {(r["new_id"], r["old_id"]) for r in self.store.link_rows(ids)}
 
+    def chain(self, key: ChainKey) -> list[ClaimRef]:
+        own = super().chain(key)
+        if self.documents is None or key[0] != PROJECT:
+            return own
+        scope, subject, predicate = key
+        return own + [_claim(r, scope=scope, external=True)
+                      for r in self.documents.derived.standing_claims(subject, predicate)]
 
-def derive_memory(store: MemoryStore) -> None:
+    def external_values(self, claim_ids: Collection[str]) -> dict[str, str]:
+        if self.documents is None or not claim_ids:
+            return {}
+        return self.documents.derived.claim_values(claim_ids)
+
+
+def derive_memory(store: MemoryStore, documents: WorkspaceStore | None = None) -> None:
     """Writer thread, inside a batch's transaction after its jobs: derive what they changed."""
     changed = store.changed_ids()
     if changed:
-        store.mark_dirty(derive(MemoryPolicy(store), changed))
+        store.mark_dirty(derive(MemoryPolicy(store, documents), changed))
         derive_staleness(store, changed)
+        if documents is None and get_meta(store.db, DOCUMENTS_SYNCED) not in (None,
+                                                                              NO_DOCUMENTS):
+            set_meta(store.db, DOCUMENTS_SYNCED, None)  # derived without the documents
+
+
+# Memory in step with the documents (see the module docstring).
+DOCUMENTS_GENERATION: Final = "documents_generation"  # workspace.db meta
+DOCUMENTS_SYNCED: Final = "documents_synced"  # memory.db meta: the generation memory matches
+NO_DOCUMENTS: Final = "none"
+
+
+def documents_generation(documents: WorkspaceStore | None) -> str:
+    if documents is None:
+        return NO_DOCUMENTS
+    return get_meta(documents.derived.conn, DOCUMENTS_GENERATION) or ""
+
+
+def _new_generation(documents: WorkspaceStore) -> None:
+    set_meta(documents.derived.conn, DOCUMENTS_GENERATION, os.urandom(8).hex())
+
+
+def _in_step(store: MemoryStore, was: str, documents: WorkspaceStore) -> None:
+    """After ``documents`` moved on from generation ``was`` and memory followed: still in
+    step, if it was before."""
+    if get_meta(store.db, DOCUMENTS_SYNCED) == was:
+        set_meta(store.db, DOCUMENTS_SYNCED, documents_generation(documents))
+
+
+def document_chains(documents: WorkspaceStore, paths: Iterable[str]) -> set[ChainKey]:
+    """The memory chains the claims of these files (as stored now) take part in."""
+    return {(PROJECT, r["subject"], r["predicate"]) for r in documents.derived.claims(paths)}
+
+
+def derive_document_chains(store: MemoryStore, documents: WorkspaceStore | None,
+                           keys: Iterable[ChainKey]) -> None:
+    """Writer thread: derive memory chains again after their documents' claims changed."""
+    keys = set(keys)
+    if keys:
+        store.mark_dirty(derive(MemoryPolicy(store, documents), (), keys), derive=False)
+
+
+def link_documents(store: MemoryStore, documents: WorkspaceStore | None) -> int:
+    """Writer job: memory now reads ``documents`` (None: no workspace). Unless memory is in
+    step with them already, derive again every memory chain the documents' claims take part
+    in, and every chain that held another store's claims before; return how many chains."""
+    generation = documents_generation(documents)
+    if get_meta(store.db, DOCUMENTS_SYNCED) == generation:
+        return 0
+    keys: set[ChainKey] = set()
+    if documents is not None:
+        keys = {(PROJECT, subject, predicate)
+                for subject, predicate in documents.derived.claim_subjects()}
+    for chain in store.derived.chains_reaching("records", "id"):
+        scope, _, rest = chain.partition("\x1f")
+        subject, _, predicate = rest.partition("\x1f")
+        if predicate:
+            keys.add((scope, subject, predicate))
+    derive_document_chains(store, documents, keys)
+    set_meta(store.db, DOCUMENTS_SYNCED, generation)
+    return len(keys)
 
 
 def derive_staleness(store: MemoryStore, ids: Collection[str]) -> None:
@@ -224,12 +346,15 @@ def derive_staleness(store: MemoryStore, ids: Collection[str]) -> None:
     store.derived.replace_staleness(ids, categories, stated)
 
 
-def rebuild_memory(store: MemoryStore, batch: int = REBUILD_BATCH) -> None:
-    """Derive every record again from empty derived tables, in one transaction."""
+def rebuild_memory(store: MemoryStore, batch: int = REBUILD_BATCH,
+                   documents: WorkspaceStore | None = None) -> None:
+    """Derive every record again from empty derived tables (against ``documents``' claims),
+    in one transaction."""
     with store.transaction():
         store.derived.clear()
         ids = store.live_ids()
-        rebuild(MemoryPolicy(store), ids, batch)
+        rebuild(MemoryPolicy(store, documents), ids, batch)
+        set_meta(store.db, DOCUMENTS_SYNCED, documents_generation(documents))
         for i in range(0, len(ids), batch):
             derive_staleness(store, ids[i:i + batch])
         store.mark_dirty(ids)
@@ -282,27 +407,47 @@ class WorkspacePolicy(_DerivedState):
 
 
 def apply_files(store: WorkspaceStore, updates: Iterable[FileUpdate],
-                removed: Iterable[str]) -> ApplyResult:
-    """Writer job: write file changes and derive their policy state, in one transaction."""
+                removed: Iterable[str], memory: MemoryStore | None = None) -> ApplyResult:
+    """Writer job: write file changes and derive their policy state, in one transaction; then,
+    with ``memory`` (inside the writer's batch), the memory chains whose documents changed."""
+    keys: set[ChainKey] = set()
+    was = documents_generation(store)
     with store.transaction():
         result = store.apply(updates, removed)
         if result.written:
+            _new_generation(store)
             # A file appearing or vanishing may re-resolve the links that name it.
             changed = set(result.written) | store.sources_naming([*result.added,
                                                                   *result.removed])
-            restated = store.existing(derive(WorkspacePolicy(store), changed))
+            if memory is not None:
+                keys = document_chains(store, changed)  # the claims they leave
+            states = derive(WorkspacePolicy(store), changed)
+            restated = store.existing(states)
             store.mark_pending(restated)
             result.restated = sorted(restated)
+            if memory is not None:
+                keys |= document_chains(store, changed | states)
+    if memory is not None and result.written:
+        derive_document_chains(memory, store, keys)
+        _in_step(memory, was, store)
     return result
 
 
-def rebuild_workspace(store: WorkspaceStore) -> list[str]:
+def rebuild_workspace(store: WorkspaceStore, memory: MemoryStore | None = None) -> list[str]:
     """Writer job (``reindex --full``): derive every file again, re-index every file; return
-    the files whose state changed."""
+    the files whose state changed. With ``memory``, then derive the memory chains documents
+    take part in again."""
+    was = documents_generation(store)
     with store.transaction():
         before = {r["record_id"]: tuple(r) for r in store.derived.all_record_states()}
+        subjects = store.derived.claim_subjects() if memory is not None else set()
         store.derived.clear()
+        _new_generation(store)
         rebuild(WorkspacePolicy(store), store.policy_paths())
         after = {r["record_id"]: tuple(r) for r in store.derived.all_record_states()}
         store.reindex_all()
+    if memory is not None:
+        subjects |= store.derived.claim_subjects()
+        derive_document_chains(memory, store, {(PROJECT, s, p) for s, p in subjects})
+        _in_step(memory, was, store)
     return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))

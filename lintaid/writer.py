@@ -9,7 +9,8 @@ off the request loop, until that batch is searchable.
 
 Derived policy state is brought in step inside each batch's transaction, after its jobs
 (``lintaid.derivation``); state derived under older rules is re-derived before the writer
-starts.
+starts. Memory is derived against the workspace's decision documents once they are linked
+(``link_documents``).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ import structlog
 
 from lintaid_client import protocol
 
-from .derivation import derive_memory, ensure_memory
+from .derivation import derive_memory, ensure_memory, link_documents
 from .store.memory import MemoryStore
+from .store.workspace import WorkspaceStore
 
 T = TypeVar("T")
 Job = tuple[Callable[[], Any], "Future[Any]", bool]  # the job, its future, whether it may be recalled
@@ -50,10 +52,21 @@ class Writer:
         self.instance = os.urandom(4).hex()  # tokens of an earlier daemon never wait here
         self._after_commit: list[Callable[[], None]] = []
         self._stopped = threading.Event()
+        self.documents: WorkspaceStore | None = None  # read and replaced on the writer thread
 
     def start(self) -> None:
         ensure_memory(self.store)  # nothing else writes yet: run here, before serving
         self._thread.start()
+
+    def link_documents(self, documents: WorkspaceStore | None) -> Future[int]:
+        """Derive memory against ``documents``' claims from this job on (None: none), and
+        derive again the memory chains they take part in, or took part in, unless memory is
+        in step with them already (the future's result counts the chains). Once the store
+        is closed (the daemon stopping) memory is derived without it."""
+        def job() -> int:
+            self.documents = documents
+            return link_documents(self.store, documents)
+        return self.submit(job)
 
     def add_flusher(self, flush: Callable[[], None]) -> None:
         """Run ``flush`` on the writer thread after every committed batch (e.g. another index)."""
@@ -144,7 +157,9 @@ class Writer:
                             outcomes.append((future, True, job()))
                     except Exception as err:  # one bad job must not sink the batch
                         outcomes.append((future, False, err))
-                derive_memory(self.store)
+                documents = self.documents
+                derive_memory(self.store, None if documents is None or documents.closed
+                              else documents)
         except Exception as err:  # the commit itself failed (disk full, I/O error)
             log.error("batch_failed", error=str(err), jobs=len(batch))
             for _job, future, _recall in batch:

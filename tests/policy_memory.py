@@ -27,6 +27,7 @@ class DictPolicy:
     claim_rows: dict[str, ClaimRef] = field(default_factory=dict)
     explicit: dict[tuple[str, str, str], tuple[Relation, int]] = field(default_factory=dict)
     chains: dict[ChainKey, list[Relation]] = field(default_factory=dict)
+    sentence: dict[str, list[Relation]] = field(default_factory=dict)  # by target record
     claim_state: dict[str, ClaimState] = field(default_factory=dict)
     record_state: dict[str, RecordState] = field(default_factory=dict)
 
@@ -61,6 +62,7 @@ class DictPolicy:
             sorted(self.claim_rows.items()),
             sorted(self.explicit.items()),
             sorted((k, v) for k, v in self.chains.items() if v),
+            sorted((k, v) for k, v in self.sentence.items() if v),
             sorted(self.claim_state.items()),
             sorted(self.record_state.items()),
         )
@@ -102,10 +104,24 @@ class DictPolicy:
 
     def relations_of_claims(self, claim_ids: Collection[str]) -> list[Relation]:
         out = self.explicit_relations_of_claims(claim_ids)
+        for rid in sorted(self.sentence):  # as SQLite orders them: before every chain
+            out.extend(r for r in self.sentence[rid]
+                       if r.source_claim in claim_ids or r.target_claim in claim_ids)
         for key in sorted(self.chains):
             out.extend(r for r in self.chains[key]
                        if r.source_claim in claim_ids or r.target_claim in claim_ids)
         return out
+
+    def sentence_relations(self, record_ids: Collection[str]) -> list[Relation]:
+        return [r for rid in sorted(self.sentence) if rid in record_ids
+                for r in self.sentence[rid]]
+
+    def replace_sentence_relations(self, record_ids: Collection[str],
+                                   relations: Sequence[Relation]) -> None:
+        for rid in record_ids:
+            self.sentence.pop(rid, None)
+        for rel in relations:
+            self.sentence.setdefault(rel.target_record, []).append(rel)
 
     def claim_states(self, claim_ids: Collection[str]) -> dict[str, ClaimState]:
         return {c: self.claim_state[c] for c in claim_ids if c in self.claim_state}

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lintaid.capture.record import NewRecord
@@ -99,6 +99,10 @@ SENTENCES = [
     "Nothing to see here, just notes about lunch.",
     "Deploy notes for the gateway.",  # no claims: only an explicit link can retire these
     "New deploy notes.",
+    # an actor beside a purpose: a weak claim, retired (with its sentence) by naming
+    "The gateway uses requests for outbound HTTP calls.",
+    "The gateway now uses httpx instead of requests.",
+    "We use httpx for outbound HTTP calls.",
 ]
 index = st.integers(0, 30)
 add = st.tuples(st.just("add"), st.sampled_from(SENTENCES),
@@ -285,3 +289,142 @@ def test_workspace_files_incremental_equals_full_rebuild(steps: list[list[tuple]
                 assert changed_states(before, after) - queued <= set(PATHS) - set(run.files)
         finally:
             store.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Documents and memory interleaved: memory chains hold the documents' standing claims
+
+MIXED_SENTENCES = [
+    "Artifact bucket: s3://acme-alpha.",
+    "Request: Which bucket?\nResult: Artifact bucket: s3://acme-beta.",
+    "The artifact bucket is now s3://acme-gamma.",
+    "The gateway uses requests for outbound HTTP calls.",
+    "The gateway now uses httpx instead of requests.",
+    "We use httpx for outbound HTTP calls.",
+    "The gateway uses requests again instead of httpx.",
+    "The gateway uses Redis for caching.",
+    "Gateway timeout retry attempts: 2.",
+    "Deploy notes for the gateway.",
+]
+DOC_BODIES = [
+    "# ADR: artifact storage\n\nArtifact bucket: s3://acme-{v}.\n",
+    "# Gateway\n\nThe gateway uses {lib} for outbound HTTP calls.\n",
+    "# Gateway client\n\nThe gateway now uses {lib} instead of requests.\n",
+    "# Retry Policy\n\nGateway timeout retry attempts: {n}.\n",
+    "# Notes\n\nNothing to claim here.\n",
+]
+DOC_PATHS = ["docs/adr/0001.md", "docs/adr/0002.md", "docs/gateway.md", "notes.md"]
+DOC_LINKS = [None, None, None, "0001.md", "0002.md"]
+at = st.integers(0, 6)  # memory and files on one clock: 1_000_000 + 10 * at seconds
+mixed_add = st.tuples(st.just("add"), st.sampled_from(MIXED_SENTENCES),
+                      st.sampled_from(["capture", "note"]), st.just("local"), at,
+                      st.one_of(st.none(), st.none(), at), st.none())
+doc_write = st.tuples(st.just("write"), st.sampled_from(DOC_PATHS), st.sampled_from(DOC_BODIES),
+                      st.integers(1, 3), st.sampled_from(["alpha", "beta"]),
+                      st.sampled_from(["requests", "httpx"]), st.sampled_from(DOC_LINKS), at)
+mixed_step = st.one_of(
+    st.tuples(st.just("memory"), st.lists(st.one_of(
+        mixed_add, mixed_add, st.tuples(st.just("forget"), index),
+        st.tuples(st.just("update"), index, st.sampled_from(MIXED_SENTENCES)),
+        st.tuples(st.just("supersede"), index, index)), min_size=1, max_size=3)),
+    st.tuples(st.just("files"), st.lists(st.one_of(
+        doc_write, doc_write, st.tuples(st.just("touch"), st.sampled_from(DOC_PATHS), at),
+        st.tuples(st.just("delete"), st.sampled_from(DOC_PATHS))), min_size=1, max_size=3)),
+)
+
+
+class DocumentRun:
+    """Files written as the writer's jobs do (``apply_files`` with memory), each step inside
+    one memory batch that ends with ``derive_memory`` against the documents."""
+
+    def __init__(self, store: WorkspaceStore, memory: MemoryStore) -> None:
+        self.store, self.memory = store, memory
+        self.files: dict[str, tuple[bytes, int]] = {}
+
+    def step(self, ops: list[tuple[Any, ...]]) -> None:
+        touched: dict[str, bool] = {}
+        for op in ops:
+            kind, path = op[0], op[1]
+            if kind == "write":
+                _, _, body, n, v, lib, link, when = op
+                text = _frontmatter(link) + body.format(n=n, v=v, lib=lib)
+                self.files[path] = (text.encode(), 1_000_000 + 10 * when)
+            elif kind == "touch" and path in self.files:
+                self.files[path] = (self.files[path][0], 1_000_000 + 10 * op[2])
+            elif kind == "delete":
+                self.files.pop(path, None)
+            touched[path] = path in self.files
+        updates = [file_update(p, self.files[p][0], len(self.files[p][0]),
+                               self.files[p][1] * 10**9, read_at=2e9)
+                   for p, present in touched.items() if present]
+        removed = [p for p, present in touched.items() if not present]
+        with self.memory.transaction():
+            apply_files(self.store, updates, removed, self.memory)
+            derive_memory(self.memory, self.store)
+
+
+ACTOR_STORY = [  # a document retires an actor's sentence, a memory reverts, the file goes
+    ("memory", [("add", MIXED_SENTENCES[3], "capture", "local", 1, None, None)]),
+    ("files", [("write", "docs/gateway.md", DOC_BODIES[2], 1, "alpha", "httpx", None, 2)]),
+    ("memory", [("add", MIXED_SENTENCES[6], "capture", "local", 3, None, None)]),
+    ("files", [("delete", "docs/gateway.md")]),
+    ("memory", [("forget", 1)]),
+]
+MEMORY_STORY = [  # an actor's sentence retired by a memory naming its value, then a revert
+    ("memory", [("add", MIXED_SENTENCES[3], "capture", "local", 1, None, None)]),
+    ("memory", [("add", MIXED_SENTENCES[4], "capture", "local", 2, None, None)]),
+    ("memory", [("add", MIXED_SENTENCES[6], "capture", "local", 3, None, None),
+                ("add", MIXED_SENTENCES[5], "note", "local", 4, None, None)]),
+    ("memory", [("forget", 1)]),
+]
+ADR_STORY = [  # a memory, an ADR, a newer ADR superseding it, a memory with a cue, a deletion
+    ("memory", [("add", MIXED_SENTENCES[0], "capture", "local", 1, None, None)]),
+    ("files", [("write", "docs/adr/0001.md", DOC_BODIES[0], 1, "alpha", "httpx", None, 2)]),
+    ("files", [("write", "docs/adr/0002.md", DOC_BODIES[0], 1, "beta", "httpx", "0001.md", 3)]),
+    ("memory", [("add", MIXED_SENTENCES[1], "capture", "local", 4, None, None),
+                ("add", MIXED_SENTENCES[2], "note", "local", 5, None, None)]),
+    ("files", [("touch", "docs/adr/0002.md", 6)]),
+    ("files", [("delete", "docs/adr/0002.md")]),
+]
+
+
+@SETTINGS
+@given(st.lists(mixed_step, min_size=1, max_size=12), st.sampled_from([1000, 1000, 3, 1]))
+@example(ACTOR_STORY, 1000)
+@example(ADR_STORY, 1)
+@example(MEMORY_STORY, 1000)
+def test_documents_and_memory_interleaved_incremental_equals_full_rebuild(
+        steps: list[tuple[str, list[tuple]]], batch: int) -> None:
+    with fresh_folder() as root:
+        memory = MemoryStore(root)
+        store = WorkspaceStore(root, derived_version="test")
+        try:
+            records, files = MemoryRun(memory), DocumentRun(store, memory)
+            conn = memory.db
+            for kind, ops in steps:
+                before, seq = states(conn), _max_seq(conn)
+                if kind == "memory":
+                    with memory.transaction():
+                        for op in ops:
+                            try:
+                                with memory.savepoint():
+                                    records.job(op)
+                            except StoreError:
+                                pass
+                        derive_memory(memory, store)
+                else:
+                    files.step(ops)
+                after = states(conn)
+                got = snapshot(conn)
+                want = full_rebuild(conn, lambda: rebuild(MemoryPolicy(memory, store),
+                                                          memory.live_ids(), batch))
+                assert got == want
+                queued = {r[0] for r in conn.execute(
+                    "SELECT record_id FROM pending_index WHERE seq > ?", (seq,))}
+                assert changed_states(before, after) <= queued
+                ws = store.derived.conn
+                assert snapshot(ws) == full_rebuild(ws, lambda: rebuild(
+                    WorkspacePolicy(store), store.policy_paths(), batch))
+        finally:
+            store.close()
+            memory.close()

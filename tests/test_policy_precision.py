@@ -32,11 +32,13 @@ EXPECTED: dict[str, set[Triple]] = {
         ("outbound http calls", "implementation", "httpx"),
         ("run linter before pushing", "convention", "always"),
         ("invoices", "implementation", "postgres"),
+        ("billing service", "implementation", "postgres"),  # the actor's weak claim
         ("session storage", "implementation", "redis"),
         ("commit directly to main", "convention", "never"),
     },
     "code_review.md": {
         ("retries", "implementation", "tenacity"),
+        ("gateway", "implementation", "tenacity"),  # the actor's weak claim
         ("gateway timeout retry attempts", "value", "3"),
         ("retry backoff", "default", "200ms"),
         ("backoff cap", "value", "2s"),

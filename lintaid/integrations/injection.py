@@ -192,12 +192,19 @@ def _stem(term: str) -> str:
     return term
 
 
+VALUE_PREDICATE: Final = "value"
+
+
 def _superseded_notes(claims: Sequence[Claim]) -> list[str]:
+    """One note per retired claim: what it was about, its replacing value, and the record or
+    decision document (a path) that replaced it."""
     notes: dict[str, None] = {}
     for claim in claims:
         if claim.status != models.SUPERSEDED:
             continue
-        subject = " ".join(w.strip() for w in (claim.subject, claim.predicate) if w.strip())
+        # "artifact bucket", not "artifact bucket value": a setting's value is what it is
+        predicate = "" if claim.predicate == VALUE_PREDICATE else claim.predicate
+        subject = " ".join(w.strip() for w in (claim.subject, predicate) if w.strip())
         detail: list[str] = []
         if claim.replaced_by_value and claim.replaced_by_value.strip():
             detail.append(f"now: {claim.replaced_by_value.strip()}")

@@ -11,10 +11,18 @@ later "we use poetry instead of pip" derives the same subject and so meets the c
 that names its subject ("the gateway now uses httpx instead of requests") keeps it, and a revert
 ("the gateway uses requests again", "we went back to pip") lands on the same chain with a cue.
 
+A concrete actor beside a purpose ("The gateway uses requests for outbound HTTP calls") keeps the
+purpose as the subject (so "the service uses Postgres for storage" and "the service uses Redis for
+caching" stay apart), and the sentence also yields a *weak* claim on the actor's chain
+``(gateway, implementation, requests)``. A weak claim takes part only in relations that name its
+value ("the gateway now uses httpx instead of requests" retires it, and with it the sentence; see
+``lintaid.policy.weak``), never in newer-same-kind supersession or conflicts, so two purposes of
+one actor never retire each other.
+
 Every sentence goes through one table, ``RULES``, in priority order: first the vetoes (questions,
 chit-chat, hypotheticals, text about claims), any of which means the sentence asserts nothing;
 then the extractors, each behind a cheap gate, some standing down when a sharper rule already
-found a claim (``yields_to``). Precision comes before recall: a subject that is a pronoun, a
+found a claim (``yields_to``), some running only beside one (``requires``). Precision comes before recall: a subject that is a pronoun, a
 clause or a generic phrase ("a newer claim"), a value that is somebody's ("their platform"),
 and an "always/never" without a working verb ("always here to help") yield nothing.
 """
@@ -43,6 +51,7 @@ class Claim:
     end: int
     cue: bool
     replaces: str | None = None
+    weak: bool = False  # takes part only in relations naming its value (see module docstring)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -477,6 +486,35 @@ def _subject_uses(sentence: str) -> _Extracted | None:
     if not tech:
         return None
     return subject, "implementation", tech, rep1 or rep2
+
+
+# An "actor" that is an instruction or a promise ("always rely on X for Y", "I'll make sure
+# to rely on X"): nobody whose chain a later sentence names.
+_NOT_AN_ACTOR = re.compile(
+    r"\b(?:to|always|never|usually|often|sometimes|also|just|only|still|should|must|will|"
+    r"would|can|could|may|might|shall|make|sure|please|let'?s|try)\b|'(?:ll|m|re|ve|d)\b")
+
+
+def _actor_uses(sentence: str) -> Iterator[_Extracted]:
+    """"<actor> uses X for Y": the actor's own (weak) claim on X, beside the purpose's claim.
+
+    Only a concrete actor: "we" or "they" name nobody whose chain a later sentence could
+    join."""
+    m = _first_unnegated(_USES, sentence)
+    if not m:
+        return
+    actor, rep1 = clean(m.group(1))
+    if _bad_subject(actor, m.group(1)) or _NOT_AN_ACTOR.search(actor):
+        return
+    head = _CLAUSE_END.split(m.group(2), maxsplit=1)[0]
+    tech_text, for_what = _split_purpose(head)
+    if not for_what:
+        return  # "<actor> uses X": the usage rule's claim is the actor's already
+    purpose = clean(for_what)[0]
+    tech, _ = _value(tech_text)
+    if not tech or purpose == actor or _bad_subject(purpose, for_what) or _no_purpose(purpose):
+        return
+    yield actor, "implementation", tech, rep1 or clean(m.group(2))[1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1044,7 +1082,17 @@ _NOT_A_SETTING = frozenset(
 )
 
 
+_LABEL_PREFIX = re.compile(r"^\s*([A-Za-z][\w ]{0,20}?)\s*:\s+")
+
+
+def _unlabelled(sentence: str) -> str:
+    """Without a capture's label ("Result: Artifact bucket: s3://alpha")."""
+    m = _LABEL_PREFIX.match(sentence)
+    return sentence[m.end():] if m and canonical(m.group(1)) in _LABELS else sentence
+
+
 def _literals(sentence: str) -> Iterator[_Extracted]:
+    sentence = _unlabelled(sentence)
     for rx in (_LITERAL_IS, _LITERAL_KEY):
         m = rx.search(sentence)
         if not m:
@@ -1152,7 +1200,9 @@ class Rule:
     ``gate`` is a cheap search: when it finds nothing the rule cannot apply and is skipped (most
     prose says nothing of any kind). A ``veto`` rule has no extractor: its gate matching means
     the sentence asserts nothing, and no rule after it runs. ``yields_to`` names rules of lower
-    priority numbers whose claims make this one stand down (``ANY``: any claim at all).
+    priority numbers whose claims make this one stand down (``ANY``: any claim at all);
+    ``requires`` names such rules of which one must have found a claim for this one to run.
+    A ``weak`` rule's claims are weak (see the module docstring).
     """
 
     name: str
@@ -1160,6 +1210,8 @@ class Rule:
     gate: re.Pattern[str]
     extract: Callable[[Sentence], list[_Extracted]] | None = None
     yields_to: frozenset[str] = frozenset()
+    requires: frozenset[str] = frozenset()
+    weak: bool = False
 
     @property
     def veto(self) -> bool:
@@ -1180,6 +1232,9 @@ RULES: tuple[Rule, ...] = tuple(sorted((
         r"switch|mov|migrat|chang|upgrad|downgrad|transition|replac|supersed|relies|rely|"
         r"runs\s+on|built\s+on|handled|backed|powered|served|implemented"
     ), _plain(_usage), yields_to=frozenset({"naming", "revert"})),
+    Rule("actor", 45, _rx(r"\b(?:uses|is\s+using|are\s+using|relies|rely|runs\s+on|built\s+on|"
+                          r"handled|backed|powered|served|implemented)\b"),
+         _plain(_actor_uses), requires=frozenset({"usage"}), weak=True),
     Rule("retired", 50, _rx(r"deprecat|no\s+longer|stop|don'?t|do\s+not"), _plain(_retired)),
     Rule("in-use", 55, _rx(r"now"), _plain(_in_use),
          yields_to=frozenset({"revert", "usage", "retired"})),
@@ -1205,6 +1260,8 @@ def _check_table(rules: tuple[Rule, ...]) -> None:
             raise ValueError(f"rule {rule.name!r} declared twice")
         if rule.yields_to != ANY and not rule.yields_to <= seen:
             raise ValueError(f"rule {rule.name!r} yields to a rule that runs after it")
+        if not rule.requires <= seen:
+            raise ValueError(f"rule {rule.name!r} requires a rule that runs after it")
         seen.add(rule.name)
 
 
@@ -1214,7 +1271,10 @@ MAX_SENTENCE_CHARS = 1200
 """Longer "sentences" are code or data dumps, not prose; they are not read for claims."""
 
 
-def _sentence_claims(text: str, previous: list[str]) -> tuple[list[_Extracted], list[str]]:
+_Found = tuple[_Extracted, bool]  # a claim and whether it is weak
+
+
+def _sentence_claims(text: str, previous: list[str]) -> tuple[list[_Found], list[str]]:
     if len(text) > MAX_SENTENCE_CHARS:
         return [], []
     s = Sentence(_unwrap_speech(text), previous)
@@ -1224,6 +1284,8 @@ def _sentence_claims(text: str, previous: list[str]) -> tuple[list[_Extracted], 
             continue
         if any(found.get(name) for name in rule.yields_to):
             continue
+        if rule.requires and not any(found.get(name) for name in rule.requires):
+            continue
         if not rule.gate.search(s.text):
             continue
         if rule.extract is None:
@@ -1231,7 +1293,8 @@ def _sentence_claims(text: str, previous: list[str]) -> tuple[list[_Extracted], 
         claims = rule.extract(s)
         if claims:
             found[rule.name] = claims
-    return [c for claims in found.values() for c in claims], s.targets
+    weak = {rule.name for rule in RULES if rule.weak}
+    return [(c, name in weak) for name, claims in found.items() for c in claims], s.targets
 
 
 def _claims_in(span: Span, previous: list[str]) -> tuple[list[Claim], list[str]]:
@@ -1239,24 +1302,28 @@ def _claims_in(span: Span, previous: list[str]) -> tuple[list[Claim], list[str]]
     extracted, targets = _sentence_claims(text, previous)
     cue = has_correction_cue(text)
     out: list[Claim] = []
-    for subject, predicate, value, replaces in extracted:
+    for (subject, predicate, value, replaces), weak in extracted:
         if not subject or not value:
             continue
         replaces = replaces if replaces and replaces != value else None
-        out.append(Claim(subject, predicate, value, text, span.start, span.end, cue, replaces))
+        out.append(Claim(subject, predicate, value, text, span.start, span.end, cue, replaces,
+                         weak))
     return out, targets
 
 
 def extract_claims(text: str) -> list[Claim]:
-    """All claims of a text, in order, de-duplicated on (subject, predicate, value)."""
-    seen: set[tuple[str, str, str]] = set()
+    """All claims of a text, in order, de-duplicated on (subject, predicate, value): a weak
+    claim is dropped when the text states the same thing outright, never the other way."""
+    strong: set[tuple[str, str, str]] = set()
+    weak: set[tuple[str, str, str]] = set()
     out: list[Claim] = []
     previous: list[str] = []
     for span in split_sentences(text):
         claims, previous = _claims_in(span, previous)
         for claim in claims:
             key = (claim.subject, claim.predicate, claim.value)
-            if key not in seen:
-                seen.add(key)
-                out.append(claim)
+            if key in strong or (claim.weak and key in weak):
+                continue
+            (weak if claim.weak else strong).add(key)
+            out.append(claim)
     return out

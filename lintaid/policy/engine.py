@@ -7,6 +7,15 @@ restates those chains' claims and the records touched, and returns the records w
 changed. ``rebuild`` is the same run over every record, in batches, from empty derived tables;
 a randomized test holds incremental runs equal to it.
 
+A chain may also hold *external* members (``ClaimRef.external``: memory's chains hold the
+decision documents' claims on their key). They are related like any member, but only the
+relations with an end of this store's own are written, and their states never are; a caller
+whose external claims changed names their chains (``derive(..., chains=...)``).
+
+After the chains, sentences bound by a weak claim are retired together (``lintaid.policy.weak``):
+their relations are derived from what the chains decided and change only the statuses of the
+claims they target, whose chains are then stated again.
+
 Rules this module keeps (the rules themselves live in claims, relations and status):
 - a record that takes no part (a forgotten memory, a file with no claims and no link) has no
   derived rows: the store leaves it out of ``records`` and ``links``, so held records take no
@@ -21,12 +30,21 @@ changed ids, or when it has no claims (a file that took part only as a link's ta
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from .inputs import RecordInput, record_claims
-from .relations import ChainKey, ClaimRef, Relation, chain_key, explicit_relations, relate_chain
-from .status import ClaimState, RecordState, claim_statuses, record_status
+from .relations import (
+    SENTENCE,
+    ChainKey,
+    ClaimRef,
+    Relation,
+    chain_key,
+    explicit_relations,
+    relate_chain,
+)
+from .status import ClaimState, RecordState, claim_statuses, record_status, retiring
+from .weak import binds, sentence_relations, sentences
 
 REBUILD_BATCH = 1000
 """Records per engine run in a full rebuild: bounds memory, not correctness."""
@@ -55,7 +73,7 @@ class PolicyStore(Protocol):
         ...
 
     def chain(self, key: ChainKey) -> list[ClaimRef]:
-        """Stored claims on one chain."""
+        """Stored claims on one chain, and any external members (``ClaimRef.external``)."""
         ...
 
     def explicit_relations(self, record_ids: Collection[str]) -> list[Relation]:
@@ -68,6 +86,10 @@ class PolicyStore(Protocol):
 
     def relations_of_claims(self, claim_ids: Collection[str]) -> list[Relation]:
         """Every stored relation with an end (claim) in ``claim_ids``."""
+        ...
+
+    def sentence_relations(self, record_ids: Collection[str]) -> list[Relation]:
+        """Stored sentence relations (method ``sentence``) aimed at these records' claims."""
         ...
 
     def claim_states(self, claim_ids: Collection[str]) -> dict[str, ClaimState]:
@@ -89,6 +111,11 @@ class PolicyStore(Protocol):
     def replace_chain_relations(self, key: ChainKey, relations: Sequence[Relation]) -> None:
         ...
 
+    def replace_sentence_relations(self, record_ids: Collection[str],
+                                   relations: Sequence[Relation]) -> None:
+        """Drop the sentence relations aimed at ``record_ids``; store ``relations``."""
+        ...
+
     def write_claim_states(self, states: Sequence[tuple[ClaimRef, ClaimState]]) -> None:
         ...
 
@@ -97,19 +124,22 @@ class PolicyStore(Protocol):
         ...
 
 
-def derive(store: PolicyStore, changed: Iterable[str]) -> set[str]:
-    """Bring derived state in step after ``changed`` records were written, edited or dropped.
+def derive(store: PolicyStore, changed: Iterable[str], chains: Iterable[ChainKey] = ()) -> set[str]:
+    """Bring derived state in step after ``changed`` records were written, edited or dropped,
+    and after the external members of ``chains`` changed.
 
     Returns the records whose record state or claim statuses changed (their index entries
     must be rewritten); the changed records themselves are the caller's to re-index.
     """
     ids = set(changed)
-    if not ids:
+    keys = set(chains)
+    if not ids and not keys:
         return set()
     run = _Run(store)
-    touched = run.extract(ids)
-    touched |= run.relink(ids)
-    run.relate(touched)
+    if ids:
+        keys |= run.extract(ids)
+        keys |= run.relink(ids)
+    run.relate(keys)
     run.restate()
     return run.reindex
 
@@ -133,6 +163,16 @@ def _by_record(claims: Iterable[ClaimRef]) -> dict[str, list[ClaimRef]]:
 def _explicit(links: set[tuple[str, str]],
               claims_by_record: dict[str, list[ClaimRef]]) -> list[Relation]:
     return explicit_relations(sorted(links), claims_by_record)
+
+
+@dataclass(frozen=True)
+class _Walk:
+    """One chain as related: its own claims, the explicit relations aimed at them, and every
+    relation of the walk (external ends included)."""
+
+    local: list[ClaimRef]
+    explicit: list[Relation]
+    relations: list[Relation]
 
 
 class _Run:
@@ -183,26 +223,67 @@ class _Run:
         return touched
 
     def relate(self, keys: set[ChainKey]) -> None:
-        """Relate each chain again (retired claims left out) and restate its claims."""
+        """Relate each chain again (retired claims left out), retire bound sentences, and
+        restate the claims of every chain concerned."""
+        walks = {key: self._walk(key) for key in sorted(keys)}
+        for key in sorted(self._sentences(walks) - walks.keys()):
+            walks[key] = self._walk(key)  # written as before: only its statuses change
+        aimed: dict[str, list[Relation]] = {}
+        for rel in self.store.sentence_relations({c.record_id for walk in walks.values()
+                                                  for c in walk.local}):
+            aimed.setdefault(rel.target_claim, []).append(rel)
+        for key in sorted(walks):
+            self._state(walks[key], aimed)
+
+    def _walk(self, key: ChainKey) -> _Walk:
         store = self.store
-        for key in sorted(keys):
-            members = store.chain(key)
-            ids = [c.claim_id for c in members]
-            explicit = store.explicit_relations_of_claims(ids) if ids else []
-            retired = {r.target_claim for r in explicit}
-            relations = relate_chain([c for c in members if c.claim_id not in retired])
-            store.replace_chain_relations(key, relations)
-            states = claim_statuses([*explicit, *relations])
-            before = store.claim_states(ids)
-            new = [(c, states.get(c.claim_id, ClaimState())) for c in members]
-            for claim, state in new:
-                was = self.prior.get(claim.claim_id)
-                if was is None:
-                    was = before.get(claim.claim_id, ClaimState()).status
-                if was != state.status:
-                    self.reindex.add(claim.record_id)
-            store.write_claim_states(new)
-            self.restating.update(c.record_id for c in members)
+        members = store.chain(key)
+        local = [c for c in members if not c.external]
+        ids = [c.claim_id for c in local]
+        explicit = store.explicit_relations_of_claims(ids) if ids else []
+        retired = {r.target_claim for r in explicit}
+        relations = relate_chain([c for c in members if c.claim_id not in retired])
+        external = {c.claim_id for c in members if c.external}
+        store.replace_chain_relations(key, [r for r in relations if r.source_claim not in external
+                                            or r.target_claim not in external])
+        return _Walk(local, explicit, relations)
+
+    def _sentences(self, walks: Mapping[ChainKey, _Walk]) -> set[ChainKey]:
+        """Derive again the sentence relations of every record on these chains (and of the
+        changed records); return the chains of the claims whose sentence relations changed."""
+        store = self.store
+        records = {c.record_id for walk in walks.values() for c in walk.local} | self.restating
+        claims = store.claims(records)
+        bound = [c for group in sentences(claims).values() if binds(group) for c in group]
+        old = store.sentence_relations(records)
+        if not bound and not old:
+            return set()
+        decided = [r for r in store.relations_of_claims([c.claim_id for c in bound])
+                   if r.method != SENTENCE]
+        new = sentence_relations(bound, retiring(decided))
+        store.replace_sentence_relations(records, new)
+        changed = {r.target_claim for r in set(old) ^ set(new)}
+        return {chain_key(c) for c in claims if c.claim_id in changed}
+
+    def _state(self, walk: _Walk, aimed: Mapping[str, list[Relation]]) -> None:
+        """State a chain's own claims from its relations and the sentence relations aimed at
+        them (``aimed``, by claim); note the records whose claims' statuses changed."""
+        store = self.store
+        ids = [c.claim_id for c in walk.local]
+        if not ids:
+            return
+        sentence = [r for cid in ids for r in aimed.get(cid, ())]
+        states = claim_statuses([*walk.explicit, *walk.relations, *sentence])
+        before = store.claim_states(ids)
+        new = [(c, states.get(c.claim_id, ClaimState())) for c in walk.local]
+        for claim, state in new:
+            was = self.prior.get(claim.claim_id)
+            if was is None:
+                was = before.get(claim.claim_id, ClaimState()).status
+            if was != state.status:
+                self.reindex.add(claim.record_id)
+        store.write_claim_states(new)
+        self.restating.update(c.record_id for c in walk.local)
 
     def restate(self) -> None:
         """State every touched record from its claims and the explicit links naming it."""

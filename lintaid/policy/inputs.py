@@ -43,6 +43,6 @@ def record_claims(record: RecordInput) -> list[ClaimRef]:
             subject=claim.subject, predicate=claim.predicate, value=claim.value,
             effective_at=effective, source_kind=source_kind(record.kind, record.member), cue=claim.cue,
             replaces=claim.replaces, order_key=(record.created_at, record.record_id, n),
-            evidence=claim.evidence, start=claim.start, end=claim.end,
+            evidence=claim.evidence, start=claim.start, end=claim.end, weak=claim.weak,
         ))
     return out

@@ -17,6 +17,20 @@ values are never both current without a mark.
 "Newer" is a later effective time; on equal effective times (two notes without a valid time
 are effective when created), a later ``created_at``, which the store stamps from its clock.
 Equal on both counts is no order at all, and the two conflict.
+
+Sources. Memories (captures, notes) are one kind of source, decision documents (workspace
+files, effective at their mtime) the other. A memory chain also holds the documents' claims on
+its key as read-only *external* members (``lintaid.derivation``). A newer document supersedes
+an older memory as it supersedes an older document: the project's decision documents inform
+memory. A newer memory does not outrank a document: without a cue it conflicts with it (the
+memory side is marked; a document's own state is never written from memory), with a cue
+naming the document's value it supersedes it in memory's view. A document retired by another
+(frontmatter ``supersedes:``, or a newer document on its own chain) is no member at all.
+
+Weak claims (``ClaimRef.weak``: the actor of "the gateway uses requests for outbound calls")
+relate only by naming: the same value confirms, a newer claim whose cue names the weak
+claim's value (``replaces``) supersedes it, and a weak claim naming an older value supersedes
+that; nothing else, so neither newer-same-kind supersession nor conflicts touch them.
 """
 
 from __future__ import annotations
@@ -32,6 +46,13 @@ CONFIRMS = "confirms"
 SUPERSEDES = "supersedes"
 CONFLICTS_WITH = "conflicts_with"
 
+EXPLICIT = "explicit"
+"""Method of a record-level link's relations."""
+SENTENCE = "sentence"
+"""Method of the relations that retire a sentence's claims together (``lintaid.policy.weak``)."""
+DOCUMENT = "document"
+MEMORY = "memory"
+
 ChainKey = tuple[str, str, str]
 
 
@@ -46,13 +67,15 @@ class ClaimRef:
     predicate: str
     value: str
     effective_at: float | None = None
-    source_kind: str = "memory"
+    source_kind: str = MEMORY
     cue: bool = False
     replaces: str | None = None
     order_key: tuple[float, str, int] = (0.0, "", 0)
     evidence: str = ""
     start: int = 0
     end: int = 0
+    weak: bool = False
+    external: bool = False  # another store's claim on this chain: read, related, never stated
 
 
 @dataclass(frozen=True)
@@ -92,8 +115,15 @@ def is_newer(newer: ClaimRef, older: ClaimRef) -> bool:
     return (newer.effective_at, newer.order_key[0]) > (older.effective_at, older.order_key[0])
 
 
-def classify(newer: ClaimRef, older: ClaimRef) -> Relation:
-    """The relation between two claims on one chain, ``newer`` later in chain order."""
+def outranks(newer_kind: str, older_kind: str) -> bool:
+    """Whether a strictly newer source of ``newer_kind`` supersedes one of ``older_kind``
+    without a cue: the same kind, or a document over a memory (see the module docstring)."""
+    return newer_kind == older_kind or (newer_kind == DOCUMENT and older_kind == MEMORY)
+
+
+def classify(newer: ClaimRef, older: ClaimRef) -> Relation | None:
+    """The relation between two claims on one chain, ``newer`` later in chain order; None when
+    a weak claim has nothing to do with the other."""
     def rel(kind: str, confidence: float, method: str, evidence: str) -> Relation:
         return Relation(kind, newer.claim_id, older.claim_id, newer.record_id, older.record_id,
                         confidence, method, evidence)
@@ -102,11 +132,16 @@ def classify(newer: ClaimRef, older: ClaimRef) -> Relation:
         return rel(CONFIRMS, 0.95, "canonical_claim", "same canonical claim and value")
     # A cue that names a different old value ("instead of Postgres" vs. an older "MySQL") is
     # about something else, so it does not count against this older claim.
-    cue = newer.replaces == older.value if newer.replaces else newer.cue
+    names = newer.replaces == older.value if newer.replaces else None
+    if newer.weak or older.weak:
+        return rel(SUPERSEDES, 0.95, "correction_cue", _changed(newer, older)) if names else None
+    cue = names if names is not None else newer.cue
     if cue:
         return rel(SUPERSEDES, 0.95, "correction_cue", _changed(newer, older))
-    if is_newer(newer, older) and newer.source_kind == older.source_kind:
-        return rel(SUPERSEDES, 0.90, "newer_same_kind", _changed(newer, older))
+    if is_newer(newer, older) and outranks(newer.source_kind, older.source_kind):
+        method = "newer_same_kind" if newer.source_kind == older.source_kind else \
+            "newer_document"
+        return rel(SUPERSEDES, 0.90, method, _changed(newer, older))
     return rel(CONFLICTS_WITH, 0.75, "canonical_claim_conflict", _changed(newer, older))
 
 
@@ -122,13 +157,16 @@ def relate_chain(claims: list[ClaimRef]) -> list[Relation]:
         retired: set[str] = set()
         if neighbour is not None:
             first = classify(claim, neighbour)
-            out.append(first)
-            if first.kind == SUPERSEDES:
-                retired.add(neighbour.claim_id)
+            if first is not None:
+                out.append(first)
+                if first.kind == SUPERSEDES:
+                    retired.add(neighbour.claim_id)
         for older in live:
             if older is neighbour or older.value == claim.value:
                 continue
             rel = classify(claim, older)
+            if rel is None:
+                continue
             out.append(rel)
             if rel.kind == SUPERSEDES:
                 retired.add(older.claim_id)
@@ -164,5 +202,5 @@ def explicit_relations(links: list[tuple[str, str]],
                 source = new_claims[0]
             source_id = source.claim_id if source else pseudo_claim_id(new_id)
             out.append(Relation(SUPERSEDES, source_id, target_id, new_id, old_id, 1.0,
-                                "explicit", evidence))
+                                EXPLICIT, evidence))
     return out

@@ -8,7 +8,7 @@ marked ``conflicted``, so its superseded sentences can be omitted or flagged whe
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -50,6 +50,18 @@ class ClaimSpan(Protocol):
     def end(self) -> int: ...
 
 
+def retiring(relations: Iterable[Relation]) -> dict[str, Relation]:
+    """For each claim a supersedes relation at or above HIDE targets, the one that retires
+    it: the highest confidence, the first listed on a tie."""
+    best: dict[str, Relation] = {}
+    for rel in relations:
+        if rel.kind == SUPERSEDES and rel.confidence >= HIDE:
+            held = best.get(rel.target_claim)
+            if held is None or rel.confidence > held.confidence:
+                best[rel.target_claim] = rel
+    return best
+
+
 def claim_statuses(relations: Sequence[Relation]) -> dict[str, ClaimState]:
     """State of every claim the relations mention.
 
@@ -57,16 +69,12 @@ def claim_statuses(relations: Sequence[Relation]) -> dict[str, ClaimState]:
     first listed on a tie). Conflicted: a conflicts_with at or above CONFLICT touches it, it is
     not superseded, and neither is the other side: a conflict with a retired claim is moot.
     """
-    best: dict[str, Relation] = {}
+    best = retiring(relations)
     touching: dict[str, list[Relation]] = {}
     for rel in relations:
         touching.setdefault(rel.source_claim, []).append(rel)
         if rel.target_claim != rel.source_claim:
             touching.setdefault(rel.target_claim, []).append(rel)
-        if rel.kind == SUPERSEDES and rel.confidence >= HIDE:
-            held = best.get(rel.target_claim)
-            if held is None or rel.confidence > held.confidence:
-                best[rel.target_claim] = rel
     conflict: dict[str, float] = {}
     for rel in relations:
         if rel.kind != CONFLICTS_WITH or rel.confidence < CONFLICT:

@@ -16,11 +16,11 @@ from .sqlite import in_batches
 
 CLAIM_COLUMNS: Final = ("claim_id", "record_id", "n", "created_at", "source_kind", "scope",
                         "subject", "predicate", "value", "evidence", "start", "end",
-                        "effective_at", "cue", "replaces")
+                        "effective_at", "cue", "replaces", "weak")
 RELATION_COLUMNS: Final = ("chain", "n", "source_claim", "target_claim", "source_record",
                            "target_record", "kind", "confidence", "method", "evidence")
 CLAIM_STATE_COLUMNS: Final = ("claim_id", "record_id", "status", "superseded_by_claim",
-                              "superseded_by_record", "confidence")
+                              "superseded_by_record", "confidence", "superseded_by_value")
 RECORD_STATE_COLUMNS: Final = ("record_id", "status", "superseded_by", "confidence",
                                "evidence")
 CATEGORY_COLUMNS: Final = ("record_id", "category")
@@ -59,6 +59,30 @@ class DerivedTables:
             "SELECT * FROM claims WHERE scope = ? AND subject = ? AND predicate = ?"
             " ORDER BY record_id, n", (scope, subject, predicate)))
 
+    def standing_claims(self, subject: str, predicate: str) -> list[sqlite3.Row]:
+        """Claims of any scope on ``subject`` and ``predicate`` that are not superseded."""
+        return list(self.conn.execute(
+            "SELECT c.* FROM claims c LEFT JOIN claim_state s ON s.claim_id = c.claim_id"
+            " WHERE c.subject = ? AND c.predicate = ? AND COALESCE(s.status, '') != 'superseded'"
+            " ORDER BY c.record_id, c.n", (subject, predicate)))
+
+    def claim_subjects(self) -> set[tuple[str, str]]:
+        """Every (subject, predicate) some claim states."""
+        return {(r[0], r[1]) for r in self.conn.execute(
+            "SELECT DISTINCT subject, predicate FROM claims")}
+
+    def claim_values(self, claim_ids: Iterable[str]) -> dict[str, str]:
+        return {r[0]: r[1] for r in in_batches(
+            self.conn, "SELECT claim_id, value FROM claims WHERE claim_id IN ({ids})", claim_ids)}
+
+    def chains_reaching(self, table: str, column: str) -> set[str]:
+        """Chains (ids) holding a relation with an end that is no row of ``table``: another
+        store's claims took part in them."""
+        return {r[0] for r in self.conn.execute(
+            f"SELECT DISTINCT r.chain FROM relations r WHERE r.chain IS NOT NULL AND ("
+            f"NOT EXISTS (SELECT 1 FROM {table} t WHERE t.{column} = r.source_record) OR"
+            f" NOT EXISTS (SELECT 1 FROM {table} t WHERE t.{column} = r.target_record))")}
+
     def explicit_relations(self, record_ids: Iterable[str]) -> list[sqlite3.Row]:
         rows = in_batches(self.conn, "SELECT * FROM relations WHERE chain IS NULL AND"
                           " (source_record IN ({ids}) OR target_record IN ({ids}))", record_ids)
@@ -72,6 +96,10 @@ class DerivedTables:
     def relations_of_claims(self, claim_ids: Iterable[str]) -> list[sqlite3.Row]:
         rows = in_batches(self.conn, "SELECT * FROM relations"
                           " WHERE source_claim IN ({ids}) OR target_claim IN ({ids})", claim_ids)
+        return sorted(_unique(rows), key=_relation_order)
+
+    def relations_in(self, chains: Iterable[str]) -> list[sqlite3.Row]:
+        rows = in_batches(self.conn, "SELECT * FROM relations WHERE chain IN ({ids})", chains)
         return sorted(_unique(rows), key=_relation_order)
 
     def claim_states(self, claim_ids: Iterable[str]) -> list[sqlite3.Row]:
@@ -102,6 +130,11 @@ class DerivedTables:
 
     def replace_chain_relations(self, chain: str, rows: Iterable[Sequence[Any]]) -> None:
         self.conn.execute("DELETE FROM relations WHERE chain = ?", (chain,))
+        self.conn.executemany(_insert("relations", RELATION_COLUMNS), list(rows))
+
+    def replace_relations_in(self, chains: Iterable[str], rows: Iterable[Sequence[Any]]) -> None:
+        """Drop the relations of ``chains``; insert ``rows``."""
+        in_batches(self.conn, "DELETE FROM relations WHERE chain IN ({ids})", chains)
         self.conn.executemany(_insert("relations", RELATION_COLUMNS), list(rows))
 
     def write_claim_states(self, rows: Iterable[Sequence[Any]]) -> None:

@@ -224,11 +224,13 @@ class MemoryStore:
         return explicit
 
     # -- writes (writer thread) ----------------------------------------------------------
-    def mark_dirty(self, record_ids: Iterable[str]) -> None:
-        """Note records whose derived state or index entry must be brought in step."""
+    def mark_dirty(self, record_ids: Iterable[str], *, derive: bool = True) -> None:
+        """Note records whose derived state or index entry must be brought in step
+        (``derive=False``: only the index entry; their derived state is in step already)."""
         ids = [i for i in record_ids if i]
         if ids:
-            self._changed.update(ids)
+            if derive:
+                self._changed.update(ids)
             self._seq += 1
             self._write.executemany(
                 "INSERT OR REPLACE INTO pending_index(record_id, seq) VALUES (?, ?)",
@@ -542,7 +544,8 @@ class MemoryStore:
         rows = in_batches(
             self._read(),
             "SELECT c.*, COALESCE(s.status, 'current') AS status, s.superseded_by_claim,"
-            " s.superseded_by_record, s.confidence, nc.value AS replaced_by_value"
+            " s.superseded_by_record, s.confidence,"
+            " COALESCE(nc.value, s.superseded_by_value) AS replaced_by_value"
             " FROM claims c LEFT JOIN claim_state s ON s.claim_id = c.claim_id"
             " LEFT JOIN claims nc ON nc.claim_id = s.superseded_by_claim"
             " WHERE c.record_id IN ({ids})", ids)

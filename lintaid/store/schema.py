@@ -27,13 +27,18 @@ CREATE TABLE IF NOT EXISTS claims (
     end INTEGER NOT NULL,
     effective_at REAL,
     cue INTEGER NOT NULL,
-    replaces TEXT
+    replaces TEXT,
+    weak INTEGER NOT NULL DEFAULT 0  -- an actor's claim beside a purpose: relates by naming only
 );
 CREATE INDEX IF NOT EXISTS claims_record ON claims(record_id);
 CREATE INDEX IF NOT EXISTS claims_chain ON claims(scope, subject, predicate);
+-- Another store's chains of any scope on one subject and predicate (memory reads documents').
+CREATE INDEX IF NOT EXISTS claims_subject ON claims(subject, predicate);
 
 CREATE TABLE IF NOT EXISTS relations (
-    chain TEXT,  -- the chain key for inferred relations; NULL for explicit links
+    -- the chain key for inferred relations; NULL for explicit links; for the relations
+    -- retiring a sentence together, "\x1e" and the target record's id
+    chain TEXT,
     n INTEGER NOT NULL,  -- order within its chain, or within its explicit link
     source_claim TEXT NOT NULL,
     target_claim TEXT NOT NULL,
@@ -58,7 +63,8 @@ CREATE TABLE IF NOT EXISTS claim_state (
     status TEXT NOT NULL,
     superseded_by_claim TEXT,
     superseded_by_record TEXT,
-    confidence REAL
+    confidence REAL,
+    superseded_by_value TEXT  -- the replacing claim's value when another store holds it
 );
 CREATE INDEX IF NOT EXISTS claim_state_record ON claim_state(record_id);
 CREATE INDEX IF NOT EXISTS claim_state_retired_by ON claim_state(superseded_by_record);

@@ -80,8 +80,8 @@ _SPAN_CLASS = {models.SUPERSEDED: "retired", models.CONFLICTED: "conflict"}
 def annotate(content: str, claims: Sequence[Claim]) -> Markup:
     """The record's text escaped, each claim's sentence wrapped in a span marked with its
     status (a retired one struck through, a conflicted one marked) and linked to its row."""
-    spans = sorted((max(0, c.start), min(len(content), c.end), c) for c in claims
-                   if c.end > c.start)
+    spans = sorted(((max(0, c.start), min(len(content), c.end), c) for c in claims
+                    if c.end > c.start), key=lambda span: (span[0], span[1], span[2].claim_id))
     out: list[str] = []
     at = 0
     for start, end, claim in spans:

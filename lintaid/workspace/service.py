@@ -4,6 +4,10 @@ Division of labour (the design's one-writer rule): the watcher's worker thread l
 reads, chunks and hashes files and extracts their policy text; it then submits one job per
 batch to the single writer, which alone writes workspace.db and the workspace index. Reconciles
 run on that same worker, so a reconcile and an event batch never race each other's reads.
+
+With ``memory`` (the daemon's memory store), each such job also derives again the memory
+chains whose decision documents' claims it changed (``lintaid.derivation.apply_files``); the
+writer must read memory against this workspace's store (``Writer.link_documents``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any, Final, TypeVar
 import structlog
 
 from lintaid.derivation import DERIVED_VERSION, apply_files, rebuild_workspace
+from lintaid.store.memory import MemoryStore
 from lintaid.store.workspace import (
     ApplyResult,
     ChunkRow,
@@ -48,9 +53,10 @@ log = structlog.get_logger("lintaid.workspace")
 
 class Workspace:
     def __init__(self, root: Path, submit: Submit,
-                 excluded: Iterable[Path | str] = ()) -> None:
+                 excluded: Iterable[Path | str] = (), memory: MemoryStore | None = None) -> None:
         self.root = root.resolve()
         self.submit = submit
+        self.memory = memory
         self.rules = IgnoreRules(self.root, excluded=excluded)
         self.store = WorkspaceStore(self.root, derived_version=DERIVED_VERSION)
         self.ready = threading.Event()
@@ -222,12 +228,13 @@ class Workspace:
                 "changed_paths": sorted(result.changed), "removed_paths": sorted(result.removed)}
 
     def _reindex_all_job(self) -> list[str]:
-        return rebuild_workspace(self.store)
+        return rebuild_workspace(self.store, self.memory)
 
     def _submit_apply(self, updates: list[FileUpdate], removed: list[str]) -> Future[ApplyResult]:
-        store = self.store
+        store, memory = self.store, self.memory
         # Background: re-reading files catches up; a hook's write never waits behind it.
-        return self.submit(lambda: apply_files(store, updates, removed), background=True)
+        return self.submit(lambda: apply_files(store, updates, removed, memory),
+                           background=True)
 
     # -- events (worker thread) -----------------------------------------------------------------------
     def _on_batch(self, batch: Batch) -> None:
