@@ -123,6 +123,10 @@ class _DerivedState:
     def claims(self, record_ids: Collection[str]) -> list[ClaimRef]:
         return [_claim(r) for r in self.tables.claims(record_ids)]
 
+    def rejections(self, key: ChainKey) -> Collection[str]:
+        """Nothing is rejected unless the store holds review decisions (memory.db does)."""
+        return ()
+
     def chain(self, key: ChainKey) -> list[ClaimRef]:
         return [_claim(r) for r in self.tables.chain(*key)]
 
@@ -173,7 +177,8 @@ class _DerivedState:
 
 
 class MemoryPolicy(_DerivedState):
-    """memory.db as the engine sees it: live records and their held links.
+    """memory.db as the engine sees it: live records, their held links and the pairs a
+    person rejected in review.
 
     A prompt takes no part: it is a question or a request, not a statement of the project's
     state, so it yields no claims, supersedes nothing and is never superseded.
@@ -191,6 +196,9 @@ class MemoryPolicy(_DerivedState):
 
     def links(self, ids: Collection[str]) -> set[tuple[str, str]]:
         return {(r["new_id"], r["old_id"]) for r in self.store.link_rows(ids)}
+
+    def rejections(self, key: ChainKey) -> Collection[str]:
+        return self.store.reviews.rejected(*key)
 
 
 def derive_memory(store: MemoryStore) -> None:
