@@ -398,7 +398,8 @@ class Reader:
             hydrated.update(self.hydrate(missing, history=history, as_of=req.as_of,
                                          now=req.now))
         out = []
-        for rid, score, historical in ranked:
+        for rid, score, historical in sorted(ranked, key=lambda r: _tie_order(
+                r[0], r[1], r[2], hydrated)):
             hit = hydrated.get(rid)
             if hit is not None:
                 hit.score = float(score)
@@ -459,6 +460,7 @@ class Reader:
             offset += req.top_k
             if len(out) >= req.top_k or offset >= _count(found):
                 break
+        out.sort(key=lambda h: _tie_order(h.id, h.score, False, {h.id: h}))
         return out, dropped
 
     def hydrate(self, ids: list[str], *, history: bool = False, as_of: float | None = None,
@@ -537,6 +539,16 @@ class Reader:
             return False
         row = self.memory.get_rows([record_id]).get(record_id)
         return row is not None and row["created_at"] > when
+
+
+def _tie_order(rid: str, score: float, historical: bool,
+               hits: dict[str, Hit]) -> tuple[float, bool, float, str]:
+    """Best first; among hits that score exactly alike, current before historical, newer
+    before older, then by id: the order no longer depends on where the index holds them, so
+    a rebuilt or imported index answers in the same order."""
+    hit = hits.get(rid)
+    created = hit.created_at if hit is not None and hit.created_at is not None else 0.0
+    return (-score, historical, -created, rid)
 
 
 _ROW_TYPE: Final = {"records": "record", "links": "link", "reviews": "review",
