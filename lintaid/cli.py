@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 import click
 
 from lintaid_client import connection, lock, ops, paths, protocol
-from lintaid_client.models import Hit, SearchResult
+from lintaid_client.models import Hit, ReviewItem, SearchResult
 
 from . import __version__
 
@@ -596,6 +596,202 @@ def confirm(root: Path, as_json: bool, **values: Any) -> None:
     """Confirm a memory is still true: its staleness is measured from now."""
     result = call(root, "confirm", {**op_args("confirm", values), "actor": "cli"})
     click.echo(json.dumps(result) if as_json else f"confirmed: {result['id']}")
+
+
+@main.command()
+@project_option
+@op_options("restore")
+@json_flag
+def restore(root: Path, as_json: bool, **values: Any) -> None:
+    """Bring a forgotten memory back (and let its text be captured again)."""
+    result = call(root, "restore", {**op_args("restore", values), "actor": "cli"})
+    click.echo(json.dumps(result) if as_json else f"restored: {result['id']}")
+
+
+@main.command()
+@project_option
+@click.argument("action", required=False, type=click.Choice(["accept", "reject"]))
+@click.argument("item", required=False, metavar="[ID]")
+@op_options("review")
+@click.option("--reason", default=None, help="Why (with accept or reject); kept in the audit "
+                                               "log.")
+@json_flag
+def review(root: Path, action: str | None, item: str | None, reason: str | None,
+           as_json: bool, **values: Any) -> None:
+    """The review queue: inferred supersessions too weak to hide the older memory, and
+    conflicts. `review accept ID`: the newer statement wins (its memory explicitly supersedes
+    the older one's); `review reject ID`: the two are never related again, both stand."""
+    if action is None:
+        if item is not None or reason is not None:
+            fail("give accept or reject before the item's id (lintaid review accept ID)")
+        result = call(root, "review", op_args("review", values))
+        items = [ReviewItem.from_dict(i) for i in result["results"]]
+        if as_json:
+            click.echo(json.dumps({"results": [i.to_dict() for i in items],
+                                   "count": len(items)}, indent=2))
+            return
+        if not items:
+            click.echo("nothing waits for review")
+            return
+        for it in items:
+            what = "conflicts with" if it.kind == "conflicts_with" else "may supersede"
+            click.echo(f"{it.id}  {it.subject} {it.predicate}: {it.newer.value!r} {what} "
+                       f"{it.older.value!r} ({it.method}, {it.confidence:.2f})")
+            click.echo(f"    newer {it.newer.record_id}: {_short(it.newer.evidence, 90)}")
+            click.echo(f"    older {it.older.record_id}: {_short(it.older.evidence, 90)}")
+        click.echo(f"{len(items)} waiting; decide with `lintaid review accept|reject ID`")
+        return
+    if item is None:
+        fail(f"give the item's id: lintaid review {action} ID")
+    args = {"id": item, "decision": action, "reason": reason, "actor": "cli",
+            "user_id": values.get("user_id")}
+    decided = call(root, "decide", args)
+    if as_json:
+        click.echo(json.dumps(decided))
+    elif decided["event"] == "NONE":
+        click.echo(f"{decided['id']} was {decided['status']} already; nothing changed")
+    elif action == "accept":
+        click.echo(f"accepted {decided['id']}: {decided['newer_id']} supersedes "
+                   f"{decided['older_id']}")
+    else:
+        click.echo(f"rejected {decided['id']}: {decided['newer_id']} and "
+                   f"{decided['older_id']} will not be related again")
+
+
+def _utc(epoch: float | None) -> str:
+    if epoch is None:
+        return "-"
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+@main.command()
+@project_option
+@op_options("audit")
+@json_flag
+def audit(root: Path, as_json: bool, **values: Any) -> None:
+    """Every change made to memories, oldest first: when (UTC), who, what, which memory, and
+    its content's hashes before and after."""
+    result = call(root, "audit", op_args("audit", values), timeout=120)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    for ev in result["results"]:
+        hashes = f"{(ev['before_hash'] or '-')[:12]} -> {(ev['after_hash'] or '-')[:12]}"
+        detail = json.dumps(ev["detail"]) if ev["detail"] else ""
+        click.echo(f"{ev['id']:>6}  {_utc(ev['created_at'])}  {ev['actor']:<8} "
+                   f"{ev['event']:<9} {ev['memory_id']}  {hashes}  {detail}".rstrip())
+    if not result["results"]:
+        click.echo("no changes recorded")
+    if result.get("next") is not None:
+        click.echo("(more: narrow with --id, --since or --actor, or raise --limit)", err=True)
+
+
+@main.command(name="export")
+@project_option
+@op_options("export")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "mem0"]), default="jsonl",
+              show_default=True, help="lintaid's JSON Lines (every row), or mem0's export.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write here (mode 0600, atomically) instead of standard output.")
+def export_(root: Path, fmt: str, output: Path | None, **values: Any) -> None:
+    """Export memories: records with their claims and relations, links, review decisions,
+    confirmations and tombstones (and with --include-history the audit log). Forgotten
+    memories are left out; their tombstones keep them forgotten wherever this is imported."""
+    from . import transfer
+
+    args = {**op_args("export", values), "limit": 500}
+    rows: list[dict[str, Any]] = []
+    after: str | None = None
+    while True:
+        page = call(root, "export", {**args, "after": after}, timeout=120)
+        rows.extend(page["rows"])
+        after = page["next"]
+        if after is None:
+            break
+    if fmt == "mem0":
+        text = json.dumps(transfer.to_mem0(rows), indent=2, ensure_ascii=False) + "\n"
+    else:
+        head = transfer.header(values.get("user_id") or "", bool(values.get("include_history")),
+                               time.time(), __version__)
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [head, *rows])
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        transfer.write_private(output, text)
+    except OSError as err:
+        fail(f"{output}: {err.strerror or err}")
+    records = sum(1 for r in rows if r["type"] == "record")
+    click.echo(f"exported {records} records ({len(rows)} rows) to {output}", err=True)
+
+
+IMPORT_BATCH_BYTES = 4 * 2**20
+"""A batch of import rows stays well within a message's 8 MiB."""
+
+
+@main.command(name="import")
+@project_option
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["auto", "jsonl", "mem0"]), default="auto",
+              show_default=True, help="FILE's format: lintaid's export, or mem0's.")
+@op_options("import")
+@json_flag
+def import_(root: Path, file: Path, fmt: str, as_json: bool, **values: Any) -> None:
+    """Import an export (lintaid's JSON Lines, or mem0's): importing the same file twice adds
+    nothing; every row added is audited as an import; explicit times are kept. FILE - reads
+    standard input. The whole file is checked before anything is sent."""
+    from . import transfer
+
+    try:
+        text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        fail(f"{file}: {getattr(err, 'strerror', None) or err}")
+    try:
+        head, rows = transfer.read(text, fmt, str(file))
+    except transfer.TransferError as err:
+        fail(str(err))
+    user = values.get("user_id") or ""
+    owner = (head or {}).get("user_id")
+    if owner is not None and owner != (user.strip() or "local"):
+        fail(f"{file} holds user {owner!r}'s memories: import it with --user {owner}")
+    counts: dict[str, dict[str, int]] = {}
+    skipped: list[str] = []
+    for batch in _batches(rows):
+        result = call(root, "import", {"items": batch, "user_id": values.get("user_id"),
+                                       "actor": "cli"}, timeout=600)
+        for row in result["results"]:
+            seen = counts.setdefault(row["type"], {})
+            seen[row["event"]] = seen.get(row["event"], 0) + 1
+            if row["event"] == "SKIP":
+                skipped.append(f"{row['type']}: {row.get('reason')}")
+    if as_json:
+        click.echo(json.dumps({"counts": counts, "skipped": skipped}, indent=2))
+        return
+    for row_type, events in counts.items():
+        said = ", ".join(f"{n} {_IMPORT_WORDS.get(e, e.lower())}" for e, n in events.items())
+        click.echo(f"{row_type}s: {said}")
+    for reason in skipped[:10]:
+        click.echo(f"  skipped {reason}")
+    if len(skipped) > 10:
+        click.echo(f"  ... and {len(skipped) - 10} more skipped")
+
+
+_IMPORT_WORDS = {"ADD": "added", "NONE": "already here", "FORGOTTEN": "forgotten here",
+                 "SKIP": "skipped"}
+
+
+def _batches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Rows in order, at most ``ops.MAX_BATCH`` and about ``IMPORT_BATCH_BYTES`` a batch."""
+    out: list[list[dict[str, Any]]] = []
+    size = 0
+    for row in rows:
+        weight = len(json.dumps(row, ensure_ascii=False).encode())
+        if not out or len(out[-1]) >= ops.MAX_BATCH or size + weight > IMPORT_BATCH_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(row)
+        size += weight
+    return out
 
 
 @main.command()

@@ -149,6 +149,10 @@ class _DerivedState:
     def claims(self, record_ids: Collection[str]) -> list[ClaimRef]:
         return [_claim(r) for r in self.tables.claims(record_ids)]
 
+    def rejections(self, key: ChainKey) -> Collection[str]:
+        """Nothing is rejected unless the store holds review decisions (memory.db does)."""
+        return ()
+
     def chain(self, key: ChainKey) -> list[ClaimRef]:
         return [_claim(r) for r in self.tables.chain(*key)]
 
@@ -219,9 +223,10 @@ class _DerivedState:
 
 
 class MemoryPolicy(_DerivedState):
-    """memory.db as the engine sees it: live records and their held links, and on chains of
-    project scope the decision documents' standing claims (``documents``: the workspace, when
-    the daemon reads one) as external members.
+    """memory.db as the engine sees it: live records, their held links and the pairs a
+    person rejected in review, and on chains of project scope the decision documents'
+    standing claims (``documents``: the workspace, when the daemon reads one) as external
+    members.
 
     A prompt takes no part: it is a question or a request, not a statement of the project's
     state, so it yields no claims, supersedes nothing and is never superseded.
@@ -250,6 +255,9 @@ class MemoryPolicy(_DerivedState):
         scope, subject, predicate = key
         return own + [_claim(r, scope=scope, external=True)
                       for r in self.documents.derived.standing_claims(subject, predicate)]
+
+    def rejections(self, key: ChainKey) -> Collection[str]:
+        return self.store.reviews.rejected(*key)
 
     def external_values(self, claim_ids: Collection[str]) -> dict[str, str]:
         if self.documents is None or not claim_ids:

@@ -18,12 +18,13 @@ from lintaid_client import protocol
 from lintaid_client.ops import validate_item
 from lintaid_client.redact import redact, redact_value
 
+from . import review, transfer
 from .capture.record import NewRecord, normalize_user
 from .integrations import registry
 from .search import Reader, SearchRequest
 
 
-class RecordWrites(Protocol):
+class RecordWrites(review.ReviewWrites, Protocol):
     """The store's mutations, as write jobs use them (on the writer thread)."""
 
     def put(self, rec: NewRecord, actor: str) -> tuple[str, str]: ...
@@ -39,6 +40,11 @@ class RecordWrites(Protocol):
 
     def confirm(self, record_id: str, user_id: str, actor: str,
                 at: float | None = None) -> float: ...
+
+    def restore(self, record_id: str, user_id: str, reason: str | None,
+                actor: str) -> None: ...
+
+    def import_row(self, item: dict[str, Any], user_id: str, actor: str) -> dict[str, Any]: ...
 
 
 class Control(Protocol):
@@ -184,7 +190,8 @@ def op_add(s: Services, args: Args) -> Future[Args]:
 
 def op_search(s: Services, args: Args) -> Args:
     req = SearchRequest(query=args["query"], user_id=args["user_id"], top_k=args["top_k"],
-                        history=args["history"], as_of=args["as_of"], store=args["store"],
+                        history=args["history"], as_of=args["as_of"],
+                        valid_at=args["valid_at"], store=args["store"],
                         client=_client(args), kind=args["kind"])
     return s.reader.search(req).to_dict()
 
@@ -270,6 +277,97 @@ def op_confirm(s: Services, args: Args) -> Future[Args]:
     return s.submit(job)
 
 
+def op_restore(s: Services, args: Args) -> Future[Args]:
+    rid, reason, user, actor, writes = (args["id"], args["reason"], _user(args), _actor(args),
+                                        s.writes)
+    reason = redact(reason) if reason else None
+
+    def job() -> Args:
+        writes.restore(rid, user, reason, actor)
+        return {"id": rid, "event": "RESTORE"}
+
+    return s.submit(job)
+
+
+def op_review(s: Services, args: Args) -> Args:
+    items = s.reader.review_queue(args["user_id"], args["limit"])
+    return {"results": [i.to_dict() for i in items], "count": len(items)}
+
+
+def op_decide(s: Services, args: Args) -> Future[Args]:
+    item, decision, user, actor, writes = (args["id"], args["decision"], _user(args),
+                                           _actor(args), s.writes)
+    reason = redact(args["reason"]) if args["reason"] else None
+
+    def job() -> Args:
+        return review.decide(writes, item, decision, user, actor, reason)
+
+    return s.submit(job)
+
+
+def op_audit(s: Services, args: Args) -> Args:
+    return s.reader.audit(args["user_id"], record_id=args["id"], since=args["since"],
+                          actor=args["actor"], after=args["after"], limit=args["limit"])
+
+
+def op_export(s: Services, args: Args) -> Args:
+    return s.reader.export_page(args["user_id"], args["after"], args["limit"],
+                                args["include_history"])
+
+
+_REDACTED_TEXT = ("content", "before_content", "after_content", "reason")
+
+
+def _import_item(raw: Any, index: int, user: str) -> Args:
+    """One row of an import, checked (``transfer.check``) and redacted; a record row carries
+    the ``NewRecord`` to store. A row of another user is refused: its ids and chains are that
+    user's."""
+    if not isinstance(raw, dict):
+        raise protocol.BadRequest(f"items[{index}] must be a map", arg="items")
+    try:
+        item = transfer.check(raw, f"items[{index}]")
+    except transfer.TransferError as err:
+        raise protocol.BadRequest(str(err), arg="items") from None
+    owner = item.pop("user_id", None)
+    if owner is not None and owner != user:
+        raise protocol.BadRequest(
+            f"items[{index}] belongs to user {owner!r}: import it as that user (--user)",
+            arg="items")
+    for key in _REDACTED_TEXT:
+        if item.get(key):
+            item[key] = redact(item[key])
+    for key in ("metadata", "detail"):
+        if item.get(key):
+            item[key] = redact_value(item[key])
+    if item["type"] == "record":
+        item["record"] = transfer.new_record(item, user)
+    return item
+
+
+def op_import(s: Services, args: Args) -> Future[Args]:
+    """Import up to 1,000 rows in one transaction; each answers ADD (written and audited as
+    an import), NONE (held already), FORGOTTEN (a record whose text is forgotten here) or
+    SKIP (with the reason, e.g. a link to a record not here)."""
+    user, actor, writes = _user(args), _actor(args), s.writes
+    items = [_import_item(raw, i, user) for i, raw in enumerate(args["items"])]
+
+    def job() -> Args:
+        results = []
+        for item in items:
+            try:
+                results.append({"type": item["type"], **writes.import_row(item, user, actor)})
+            except protocol.RemoteError as err:
+                results.append({"type": item["type"], "event": "SKIP", "reason": err.message})
+            except Exception as err:
+                code, message, _arg = error_code(err)
+                if code != protocol.BAD_REQUEST:
+                    raise
+                results.append({"type": item["type"], "event": "SKIP", "reason": message})
+        return {"results": results}
+
+    return s.submit(job)
+
+
 def op_lint(s: Services, args: Args) -> Args:
     return s.reader.lint(args["user_id"], args["at"], args["only_flagged"], args["limit"])
 
@@ -331,6 +429,12 @@ HANDLERS: dict[str, Handler] = {
     "expire": op_expire,
     "history": op_history,
     "confirm": op_confirm,
+    "restore": op_restore,
+    "review": op_review,
+    "decide": op_decide,
+    "audit": op_audit,
+    "export": op_export,
+    "import": op_import,
     "lint": op_lint,
     "reindex": op_reindex,
     "backup": op_backup,

@@ -21,16 +21,18 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from lintaid_client import models, protocol
 from lintaid_client.models import Claim, Hit, Relation, SearchResult
 
+from . import review, transfer, valid_time
 from .capture.record import TURN, normalize_user
 from .policy.history import is_history_query, strip_history_phrases
 from .policy.staleness import StalenessConfig
 from .store.index import boolean, millis
 from .store.memory import MemoryStore
+from .store.timeline import Span
 from .store_lint import StoreJudge
 
 CLAIM_BOOST = {"claims": 2.0}
@@ -64,6 +66,7 @@ class SearchRequest:
     top_k: int = 5
     history: bool = False
     as_of: float | None = None
+    valid_at: float | None = None  # what was true at that time (valid time)
     store: str = "all"
     client: str | None = None  # only what this agent client captured (memory only)
     kind: str | None = None  # None: every kind but prompts; "all": every kind
@@ -131,7 +134,8 @@ class Reader:
     # -- reads -----------------------------------------------------------------------------
     def search(self, req: SearchRequest) -> SearchResult:
         """Best first; ``hidden`` counts matches the policy kept out."""
-        history = bool(req.history or req.as_of is not None or is_history_query(req.query))
+        history = bool(req.history or req.as_of is not None or req.valid_at is not None
+                       or is_history_query(req.query))
         text = strip_history_phrases(req.query) if history else req.query
         text = text if text.strip() else req.query
         hits: list[Hit] = []
@@ -218,16 +222,49 @@ class Reader:
         row = self.memory.get_rows([record_id]).get(record_id)
         if row is None or row["user_id"] != normalize_user(user_id):
             raise protocol.NotFound(f"no memory {record_id!r}")
-        return [{
-            "id": str(a["seq"]),
-            "memory_id": record_id,
-            "event": a["op"].upper(),
-            "old_memory": a["before_content"],
-            "new_memory": a["after_content"],
-            "actor": a["actor"],
-            "created_at": a["at"],
-            "detail": _json(a["detail"], {}),
-        } for a in self.memory.audit_rows(record_id)]
+        return [audit_event(a) for a in self.memory.audit_rows(record_id)]
+
+    def audit(self, user_id: str | None, *, record_id: str | None = None,
+              since: float | None = None, actor: str | None = None, after: int = 0,
+              limit: int = 100) -> dict[str, Any]:
+        """Every mutation of the user's memories in the order made (of one record, since a
+        time, by one actor when asked), as ``history`` has each; ``next``: the ``after`` that
+        reads on, or None at the end."""
+        rows = self.memory.audit_list(normalize_user(user_id), target=record_id, since=since,
+                                      actor=actor, after_seq=after, limit=limit + 1)
+        more = len(rows) > limit
+        events = [audit_event(a) for a in rows[:limit]]
+        return {"results": events, "next": int(events[-1]["id"]) if more else None}
+
+    def export_page(self, user_id: str | None, after: str | None, limit: int,
+                    include_history: bool) -> dict[str, Any]:
+        """One page of the user's export (``transfer``'s rows): ``{"rows", "next"}``, where
+        ``next`` is the ``after`` of the following page, None after the last."""
+        section, start = _cursor(after)
+        user = normalize_user(user_id)
+        section, rows, more = self.memory.export_page(user, section, start, limit,
+                                                      include_history)
+        out: list[dict[str, Any]] = []
+        if section == "records":
+            hits = self.hydrate([r["id"] for r in rows])
+            for row in rows:
+                hit = hits[row["id"]]
+                out.append(transfer.record_row(row, hit.status,
+                                               [c.to_dict() for c in hit.claims],
+                                               [r.to_dict() for r in hit.relations]))
+        else:
+            for row in rows:
+                n = row.pop("n")
+                item = {"type": _ROW_TYPE[section], "user_id": user, **row}
+                if section == "audit":
+                    item["seq"] = n
+                    item["detail"] = _json(row.get("detail"), {})
+                out.append(item)
+        return {"rows": out, "next": f"{more[0]}:{more[1]}" if more else None}
+
+    def review_queue(self, user_id: str | None, limit: int) -> list[models.ReviewItem]:
+        """Inferred supersessions and conflicts waiting for a person, newest first."""
+        return review.queue(self.memory.reviews, user_id, limit)
 
     # -- the project's state ---------------------------------------------------------------
     def project_state(self, req: StateRequest) -> models.ProjectState:
@@ -298,21 +335,15 @@ class Reader:
         history mode only what a record still says can match (retired claims are cut out of
         ``content``), so a stale statement never wins a current query.
         """
+        if req.valid_at is not None:
+            return self._search_valid_at(req, text)
         index = self.memory.index
         text_query = index.text_query(text, ["content", "claims"], CLAIM_BOOST)
         all_text = index.text_query(text, ["content_all"])
         if text_query is None or all_text is None:
             return [], 0
         now = millis(req.now if req.now is not None else time.time())
-        scope: list[tuple[str, Any]] = [("must", index.term("user_id",
-                                                            normalize_user(req.user_id)))]
-        if req.client is not None:
-            scope.append(("must", index.term("client", req.client)))
-        kinds, excluded = kind_filter(req.kind)
-        if kinds:
-            scope.append(("must", index.term_set("kind", kinds)))
-        for kind in excluded:
-            scope.append(("not", index.term("kind", kind)))
+        scope = self._scope(req)
         horizon = now if req.as_of is None else millis(req.as_of)
         live = [("must", index.int_range("expires_at", horizon + 1, None))]
         if req.as_of is not None:
@@ -367,7 +398,8 @@ class Reader:
             hydrated.update(self.hydrate(missing, history=history, as_of=req.as_of,
                                          now=req.now))
         out = []
-        for rid, score, historical in ranked:
+        for rid, score, historical in sorted(ranked, key=lambda r: _tie_order(
+                r[0], r[1], r[2], hydrated)):
             hit = hydrated.get(rid)
             if hit is not None:
                 hit.score = float(score)
@@ -375,6 +407,61 @@ class Reader:
                 hit.historical = hit.historical or (historical and req.as_of is None)
                 out.append(hit)
         return out, max(hidden, 0)
+
+    def _scope(self, req: SearchRequest) -> list[tuple[str, Any]]:
+        """The index clauses every memory search keeps: the user, the client, the kinds."""
+        index = self.memory.index
+        scope: list[tuple[str, Any]] = [("must", index.term("user_id",
+                                                            normalize_user(req.user_id)))]
+        if req.client is not None:
+            scope.append(("must", index.term("client", req.client)))
+        kinds, excluded = kind_filter(req.kind)
+        if kinds:
+            scope.append(("must", index.term_set("kind", kinds)))
+        for kind in excluded:
+            scope.append(("not", index.term("kind", kind)))
+        return scope
+
+    def _search_valid_at(self, req: SearchRequest, text: str) -> tuple[list[Hit], int]:
+        """Memory hits that held at ``req.valid_at`` (``valid_time``), best first, on their
+        whole text (a statement retired since may be the one that held then). With ``as_of``
+        only records learned by then count, and retirements learned later do not. Records
+        that did not hold are paged past (counted in ``hidden``), so they never take a slot.
+        """
+        assert req.valid_at is not None
+        index = self.memory.index
+        query = index.text_query(text, ["content_all", "claims"], CLAIM_BOOST)
+        if query is None:
+            return [], 0
+        clauses = [("must", query), *self._scope(req),
+                   ("must", index.int_range("expires_at", millis(req.valid_at) + 1, None))]
+        if req.as_of is not None:
+            clauses.append(("must", index.int_range("created_at", None, millis(req.as_of))))
+        searcher = index.searcher()
+        built = boolean(clauses)
+        out: list[Hit] = []
+        dropped = offset = 0
+        for _page in range(MAX_PAGES):
+            found = searcher.search(built, limit=req.top_k, count=True, offset=offset)
+            page = [(str(searcher.doc(addr).get_first("id")), score)
+                    for score, addr in found.hits]
+            hits = self.hydrate([rid for rid, _ in page], now=req.now)
+            spans = self.memory.record_spans([rid for rid, _ in page])
+            for rid, score in page:
+                hit, span = hits.get(rid), spans.get(rid)
+                then = None if hit is None or span is None else valid_time.held(
+                    hit, span, req.valid_at, req.as_of)
+                if then is None:
+                    dropped += 1
+                    continue
+                then.score = float(score)
+                if len(out) < req.top_k:
+                    out.append(then)
+            offset += req.top_k
+            if len(out) >= req.top_k or offset >= _count(found):
+                break
+        out.sort(key=lambda h: _tie_order(h.id, h.score, False, {h.id: h}))
+        return out, dropped
 
     def hydrate(self, ids: list[str], *, history: bool = False, as_of: float | None = None,
                 now: float | None = None) -> dict[str, Hit]:
@@ -384,15 +471,23 @@ class Reader:
         store = self.memory
         rows = store.get_rows(ids)
         claims = store.claims_for(ids)
+        spans = store.claim_spans(ids)
         relations = store.relations_for(ids)
         now = time.time() if now is None else now
         staleness = self.judge.judge(ids, as_of or now)
+        by_user: dict[str, list[str]] = {}
+        for rid, found in rows.items():
+            by_user.setdefault(str(found["user_id"]), []).append(rid)
+        waiting: dict[str, list[str]] = {}  # review items pending on each record
+        for user, user_ids in by_user.items():
+            waiting.update(review.pending_by_record(store.reviews, user, user_ids))
         out: dict[str, Hit] = {}
         for rid in ids:
             row = rows.get(rid)
             if row is None:
                 continue
-            record_claims = [Claim.from_dict(c) for c in claims.get(rid, [])]
+            record_claims = [_with_span(Claim.from_dict(c), spans.get(c["claim_id"]))
+                             for c in claims.get(rid, [])]
             status = _record_status(row, record_claims, as_of or now)
             superseded_by = row["superseded_by"]
             if (status == models.SUPERSEDED and as_of is not None
@@ -437,6 +532,7 @@ class Reader:
                 expires_at=row["expires_at"],
                 changed_files=changed,
                 staleness=staleness.get(rid),
+                reviews=waiting.get(rid, []),
             )
         return out
 
@@ -445,6 +541,45 @@ class Reader:
             return False
         row = self.memory.get_rows([record_id]).get(record_id)
         return row is not None and row["created_at"] > when
+
+
+def _tie_order(rid: str, score: float, historical: bool,
+               hits: dict[str, Hit]) -> tuple[float, bool, float, str]:
+    """Best first; among hits that score exactly alike, current before historical, newer
+    before older, then by id: the order no longer depends on where the index holds them, so
+    a rebuilt or imported index answers in the same order."""
+    hit = hits.get(rid)
+    created = hit.created_at if hit is not None and hit.created_at is not None else 0.0
+    return (-score, historical, -created, rid)
+
+
+_ROW_TYPE: Final = {"records": "record", "links": "link", "reviews": "review",
+                    "confirmations": "confirmation", "tombstones": "tombstone",
+                    "audit": "audit"}
+
+
+def _cursor(after: str | None) -> tuple[str, int]:
+    """An export page's start, from the previous page's ``next`` (``section:row``)."""
+    if not after:
+        return "records", 0
+    section, _, row = after.partition(":")
+    if section not in _ROW_TYPE or not row.isdigit():
+        raise protocol.BadRequest(f"'after' {after!r} is not a page of this export "
+                                  "(pass the previous page's 'next')", arg="after")
+    return section, int(row)
+
+
+def audit_event(a: Any) -> dict[str, Any]:
+    """One audit row in mem0's history shape, with lintaid's fields (``transfer``)."""
+    return transfer.history_event(dict(a))
+
+
+def _with_span(claim: Claim, span: Span | None) -> Claim:
+    """The claim with its valid and record time (``store.timeline``)."""
+    if span is not None:
+        claim.valid_from, claim.valid_until = span.valid_from, span.valid_until
+        claim.learned_at, claim.retracted_at = span.learned_at, span.retracted_at
+    return claim
 
 
 def _record_status(row: Any, claims: list[Claim], at: float) -> str:

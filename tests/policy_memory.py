@@ -30,6 +30,7 @@ class DictPolicy:
     sentence: dict[str, list[Relation]] = field(default_factory=dict)  # by target record
     claim_state: dict[str, ClaimState] = field(default_factory=dict)
     record_state: dict[str, RecordState] = field(default_factory=dict)
+    rejected: set[str] = field(default_factory=set)  # pair ids a person rejected in review
 
     # -- test helpers ----------------------------------------------------------------------------
     def put(self, *records: RecordInput) -> set[str]:
@@ -50,6 +51,11 @@ class DictPolicy:
         self.declared.discard((new, old))
         return derive(self, [new, old])
 
+    def reject(self, pair: str, *records: str) -> set[str]:
+        """Hold a rejection of ``pair`` and derive its records again, as the writer does."""
+        self.rejected.add(pair)
+        return derive(self, records)
+
     def status(self, rid: str) -> str:
         return self.record_state[rid].status
 
@@ -69,7 +75,7 @@ class DictPolicy:
 
     def fresh(self) -> DictPolicy:
         """The same inputs, derived from scratch."""
-        full = DictPolicy(dict(self.inputs), set(self.declared))
+        full = DictPolicy(dict(self.inputs), set(self.declared), rejected=set(self.rejected))
         rebuild(full, full.inputs)
         return full
 
@@ -80,6 +86,9 @@ class DictPolicy:
     def links(self, ids: Collection[str]) -> set[tuple[str, str]]:
         return {(n, o) for n, o in self.declared if (n in ids or o in ids) and n != o
                 and n in self.inputs and o in self.inputs}
+
+    def rejections(self, key: ChainKey) -> Collection[str]:
+        return self.rejected
 
     def claims(self, record_ids: Collection[str]) -> list[ClaimRef]:
         out = [c for c in self.claim_rows.values() if c.record_id in record_ids]

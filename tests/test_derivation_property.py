@@ -1,5 +1,8 @@
 """Incremental derivation equals a full rebuild, for memory records and workspace files alike.
 
+Memory steps include review decisions: rejecting an inferred relation (the pair is never
+related again) and accepting one (an explicit link), both held state a rebuild must honour.
+
 Random steps drive the real stores on real SQLite (memory records through ``MemoryStore``,
 files through ``WorkspaceStore``) and derive after each one as the writer does. After every
 step the derived tables are compared with a full rebuild (the engine over every record from
@@ -17,15 +20,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
+from lintaid import review
 from lintaid.capture.record import NewRecord
 from lintaid.derivation import MemoryPolicy, WorkspacePolicy, apply_files, derive_memory
-from lintaid.policy import rebuild
+from lintaid.policy import pair_id, rebuild
 from lintaid.store.memory import MemoryStore, StoreError
 from lintaid.store.workspace import WorkspaceStore
 from lintaid.workspace.service import file_update
+from lintaid_client import protocol
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=False,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -116,6 +121,7 @@ memory_op = st.one_of(
     st.tuples(st.just("update"), index, st.sampled_from(SENTENCES)),
     st.tuples(st.just("forget"), index),
     st.tuples(st.just("supersede"), index, index),
+    st.tuples(st.sampled_from(["reject", "reject", "accept"]), index),  # a review decision
 )
 memory_steps = st.lists(st.lists(memory_op, min_size=1, max_size=3), min_size=1, max_size=14)
 
@@ -159,6 +165,20 @@ class MemoryRun:
             new, old = self.pick(op[1]), self.pick(op[2])
             assert new is not None and old is not None
             store.set_supersedes(new.record_id, old.record_id, new.user_id, "test")
+        elif kind in ("reject", "accept"):
+            rows = list(store.db.execute(
+                "SELECT r.kind, c.scope, c.subject, c.predicate, c.record_id AS a, c.value AS av,"
+                " o.record_id AS b, o.value AS bv, rec.user_id FROM relations r"
+                " JOIN claims c ON c.claim_id = r.source_claim"
+                " JOIN claims o ON o.claim_id = r.target_claim"
+                " JOIN records rec ON rec.id = c.record_id"
+                " WHERE r.chain IS NOT NULL AND r.kind != 'confirms' ORDER BY r.rowid"))
+            if rows:
+                row = rows[op[1] % len(rows)]
+                item = pair_id(row["scope"], row["subject"], row["predicate"],
+                               (row["a"], row["av"]), (row["b"], row["bv"]))
+                review.decide(store, item, kind, row["user_id"], "test", None)
+                event(f"{kind} held ({row['kind']})")
 
     def batch(self, ops: list[tuple[Any, ...]]) -> None:
         """As the writer runs a batch: each job in a savepoint, then derivation, one commit."""
@@ -167,9 +187,31 @@ class MemoryRun:
                 try:
                     with self.store.savepoint():
                         self.job(op)
-                except StoreError:
-                    pass  # not found (forgotten, another user's), or a self link
+                except (StoreError, protocol.RemoteError):
+                    pass  # not found (forgotten, another user's), a self link, a decided item
             derive_memory(self.store)
+
+
+# Decisions need relations to decide on: a pool where every sentence sits on one of two chains,
+# one user, few distinct times (equal times conflict), and decisions as often as adds.
+CHAINED = [
+    "Gateway timeout retry attempts: 5.",
+    "Gateway timeout retry attempts: 2.",
+    "Gateway timeout retry attempts: 7.",
+    "Dan owns the payments service.",
+    "Eve owns the payments service.",
+    "Dan owns the payments service. Eve owns the payments service.",
+]
+chained_add = st.tuples(st.just("add"), st.sampled_from(CHAINED),
+                        st.sampled_from(["capture", "note"]), st.just("local"),
+                        st.integers(0, 2), st.one_of(st.none(), st.integers(0, 2)), st.none())
+review_op = st.one_of(
+    chained_add, chained_add,
+    st.tuples(st.sampled_from(["reject", "accept"]), index),
+    st.tuples(st.just("forget"), index),
+    st.tuples(st.just("update"), index, st.sampled_from(CHAINED)),
+)
+review_steps = st.lists(st.lists(review_op, min_size=1, max_size=3), min_size=2, max_size=12)
 
 
 def _max_seq(conn: sqlite3.Connection) -> int:
@@ -180,6 +222,17 @@ def _max_seq(conn: sqlite3.Connection) -> int:
 @given(memory_steps, st.sampled_from([1000, 1000, 3, 1]))
 def test_memory_records_incremental_equals_full_rebuild(steps: list[list[tuple]],
                                                         batch: int) -> None:
+    check_memory_steps(steps, batch)
+
+
+@SETTINGS
+@given(review_steps, st.sampled_from([1000, 1000, 2, 1]))
+def test_review_decisions_incremental_equals_full_rebuild(steps: list[list[tuple]],
+                                                          batch: int) -> None:
+    check_memory_steps(steps, batch)
+
+
+def check_memory_steps(steps: list[list[tuple]], batch: int) -> None:
     with fresh_folder() as root:
         store = MemoryStore(root)
         try:

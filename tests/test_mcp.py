@@ -81,7 +81,8 @@ async def test_tools_are_the_declared_ops_and_need_no_daemon(project: Path) -> N
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == TOOLS == {"search", "get_memory", "list_memories", "add_memory",
                                    "forget_memory", "supersede_memory", "memory_history",
-                                   "memory_status", "confirm_memory"}
+                                   "memory_status", "confirm_memory", "review_queue",
+                                   "review_decide"}
     for name, tool in tools.items():
         op = TOOL_OPS[name]
         assert tool.description == op.help

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from . import ops, protocol
 from .mcp_rpc import Log
-from .models import CURRENT, WORKSPACE, Hit
+from .models import CURRENT, WORKSPACE, Hit, ReviewItem
 from .paths import ProjectError
 
 if TYPE_CHECKING:
@@ -124,6 +124,39 @@ class History:
 
 
 @dataclass
+class ReviewLine:
+    """One item: ``newer`` supersedes (too weakly to hide it) or conflicts with ``older``."""
+
+    id: str
+    kind: str  # supersedes | conflicts_with
+    confidence: float
+    subject: str
+    predicate: str
+    newer_id: str
+    newer_value: str
+    newer_statement: str
+    older_id: str
+    older_value: str
+    older_statement: str
+    same_record: bool  # both in one memory: accepting cannot link it to itself
+
+
+@dataclass
+class ReviewLines:
+    results: list[ReviewLine]
+    count: int
+
+
+@dataclass
+class Decided:
+    id: str
+    event: str  # ACCEPT | REJECT | NONE (decided so already)
+    status: str  # accepted | rejected
+    newer_id: str
+    older_id: str
+
+
+@dataclass
 class Status:
     root: str
     pid: int | None
@@ -196,6 +229,21 @@ def _history(raw: Any, args: dict[str, Any], root: Path) -> History:
     return History(id=raw.get("id") or args["id"], events=events)
 
 
+def _review(raw: Any, args: dict[str, Any], root: Path) -> ReviewLines:
+    items = [ReviewItem.from_dict(i) for i in raw.get("results") or []]
+    return ReviewLines(results=[ReviewLine(
+        id=i.id, kind=i.kind, confidence=i.confidence, subject=i.subject,
+        predicate=i.predicate, newer_id=i.newer.record_id, newer_value=i.newer.value,
+        newer_statement=one_line(i.newer.evidence), older_id=i.older.record_id,
+        older_value=i.older.value, older_statement=one_line(i.older.evidence),
+        same_record=i.same_record) for i in items], count=len(items))
+
+
+def _decide(raw: Any, args: dict[str, Any], root: Path) -> Decided:
+    return Decided(id=raw["id"], event=raw["event"], status=raw["status"],
+                   newer_id=raw["newer_id"], older_id=raw["older_id"])
+
+
 def _status(raw: Any, args: dict[str, Any], root: Path) -> Status:
     versions = raw.get("versions") or {}
     return Status(
@@ -219,6 +267,8 @@ VIEWS: Final[dict[str, tuple[type, Shape]]] = {
     "history": (History, _history),
     "confirm": (Confirmed, _confirm),
     "status": (Status, _status),
+    "review": (ReviewLines, _review),
+    "decide": (Decided, _decide),
 }
 """op name -> (the result's dataclass, which is the output schema; how to build it)."""
 

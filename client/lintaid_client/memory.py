@@ -28,11 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from . import connection, ops, paths, protocol
-from .models import Hit, SearchResult
+from .models import ACCEPT, REJECT, Hit, ReviewItem, SearchResult
 
 __all__ = ["Memory", "to_epoch"]
 
-SEARCH_FILTER_KEYS = frozenset({"store", "user_id", "history", "as_of", "client", "kind"})
+SEARCH_FILTER_KEYS = frozenset({"store", "user_id", "history", "as_of", "valid_at", "client",
+                                "kind"})
 
 TimeLike = float | int | str | _dt.datetime | _dt.date
 
@@ -271,11 +272,15 @@ class Memory:
         store: str = "all",
         client: str | None = None,
         kind: str | None = None,
+        valid_at: TimeLike | None = None,
     ) -> SearchResult:
         """Search the current state: ``result.results`` (typed hits, best first),
         ``result.hidden`` (matching records the policy kept out: superseded, expired) and
         ``result.history``. ``history=True`` or an ``as_of`` time also returns superseded
-        records, marked ``historical``. ``client`` keeps only what that agent client
+        records, marked ``historical``; ``as_of`` is what the store believed then (record
+        time), ``valid_at`` what was true in the project then (valid time; both together:
+        what the store, knowing only what it had learned by ``as_of``, held true at
+        ``valid_at``). ``client`` keeps only what that agent client
         captured (``"codex"``). ``kind`` keeps memory records of one kind (``capture``,
         ``note``, ``prompt``; ``all`` for every kind): prompts are searched only when asked
         for. ``filters`` may hold ``store``, ``user_id``, ``history``, ``as_of``, ``client``
@@ -296,6 +301,7 @@ class Memory:
             user_id = _merge("user_id", user_id, None, filters)
             history = _merge("history", history, False, filters)
             as_of = _merge("as_of", as_of, None, filters)
+            valid_at = _merge("valid_at", valid_at, None, filters)
             client = _merge("client", client, None, filters)
             kind = _merge("kind", kind, None, filters)
         result = self._call("search", {
@@ -304,6 +310,7 @@ class Memory:
             "top_k": top_k,
             "history": history,
             "as_of": to_epoch(as_of, name="as_of"),
+            "valid_at": to_epoch(valid_at, name="valid_at"),
             "store": store,
             "client": client,
             "kind": kind,
@@ -375,9 +382,75 @@ class Memory:
 
     def history(self, memory_id: str, user_id: str | None = None) -> list[dict[str, Any]]:
         """The record's audit trail in mem0's shape: ``[{id, memory_id, event, old_memory,
-        new_memory, actor, created_at, detail}, ...]``, oldest first."""
+        new_memory, created_at, updated_at, is_deleted, actor, before_hash, after_hash,
+        detail}, ...]``, oldest first. A forgotten record's trail is still there."""
         result = self._call("history", {"id": memory_id, "user_id": self._user(user_id)})
         return list(result.get("results", []))
+
+    def restore(self, memory_id: str, user_id: str | None = None, *,
+                reason: str | None = None) -> dict[str, Any]:
+        """Bring a forgotten record back: ``{"id", "event": "RESTORE"}``."""
+        return self._call("restore", self._writer({
+            "id": memory_id, "reason": reason, "user_id": self._user(user_id)}))
+
+    def review(self, user_id: str | None = None, limit: int | None = None) -> list[ReviewItem]:
+        """The review queue: inferred supersessions too weak to hide the older record, and
+        conflicts, waiting for a person; newest first."""
+        result = self._call("review", {"user_id": self._user(user_id), "limit": limit})
+        return [ReviewItem.from_dict(i) for i in result.get("results", [])]
+
+    def accept(self, item_id: str, user_id: str | None = None, *,
+               reason: str | None = None) -> dict[str, Any]:
+        """Accept a review item: its newer record explicitly supersedes the older one."""
+        return self._decide(item_id, ACCEPT, user_id, reason)
+
+    def reject(self, item_id: str, user_id: str | None = None, *,
+               reason: str | None = None) -> dict[str, Any]:
+        """Reject a review item: its two statements are never related again."""
+        return self._decide(item_id, REJECT, user_id, reason)
+
+    def _decide(self, item_id: str, decision: str, user_id: str | None,
+                reason: str | None) -> dict[str, Any]:
+        return self._call("decide", self._writer({
+            "id": item_id, "decision": decision, "reason": reason,
+            "user_id": self._user(user_id)}))
+
+    def audit(self, memory_id: str | None = None, *, since: TimeLike | None = None,
+              actor: str | None = None, limit: int | None = None, after: int | None = None,
+              user_id: str | None = None) -> dict[str, Any]:
+        """Every change to the user's records in the order made (one record's, since a time,
+        by one actor): ``{"results": [history events], "next"}``; pass ``next`` as
+        ``after`` to read on."""
+        return self._call("audit", {"id": memory_id, "since": to_epoch(since, name="since"),
+                                    "actor": actor, "limit": limit, "after": after,
+                                    "user_id": self._user(user_id)})
+
+    def export(self, user_id: str | None = None, *,
+               include_history: bool = False) -> list[dict[str, Any]]:
+        """Every exported row of the user (records with claims and relations, links, review
+        decisions, confirmations, tombstones; the audit log with ``include_history``), as
+        ``lintaid export`` writes them after its header line."""
+        rows: list[dict[str, Any]] = []
+        after: str | None = None
+        while True:
+            page = self._call("export", {"user_id": self._user(user_id), "after": after,
+                                         "include_history": include_history})
+            rows.extend(page["rows"])
+            after = page.get("next")
+            if after is None:
+                return rows
+
+    def import_rows(self, rows: Iterable[Mapping[str, Any]],
+                    user_id: str | None = None) -> list[dict[str, Any]]:
+        """Import exported rows (``export``'s) in batches of 1,000: per row its ``type`` and
+        ``event`` (ADD, NONE already here, FORGOTTEN, SKIP with a ``reason``)."""
+        items = [dict(r) for r in rows if r.get("type") != "header"]
+        out: list[dict[str, Any]] = []
+        for i in range(0, len(items), ops.MAX_BATCH):
+            result = self._call("import", self._writer({
+                "items": items[i:i + ops.MAX_BATCH], "user_id": self._user(user_id)}))
+            out.extend(result["results"])
+        return out
 
     def confirm(self, memory_id: str, user_id: str | None = None) -> dict[str, Any]:
         """Confirm a record is still true: ``{"id", "event": "CONFIRM", "confirmed_at"}``.

@@ -95,6 +95,14 @@ class Claim(_Model):
     superseded_by: str | None = None  # the record holding the replacing claim
     superseded_by_claim: str | None = None
     replaced_by_value: str | None = None
+    # Valid time (when it held in the project) and record time (when the store knew it):
+    # it held from ``valid_from`` (its effective time) until ``valid_until`` (when the claim
+    # or link that retired it took effect, or its record expired; None: still holds); the
+    # store learned it at ``learned_at`` and learned of its retirement at ``retracted_at``.
+    valid_from: float | None = None
+    valid_until: float | None = None
+    learned_at: float | None = None
+    retracted_at: float | None = None
 
 
 @dataclass
@@ -171,6 +179,7 @@ class Hit(_Model, Mapping[str, Any]):
     expires_at: float | None = None
     changed_files: list[str] = field(default_factory=list)
     staleness: Staleness | None = None  # memory records only
+    reviews: list[str] = field(default_factory=list)  # review items waiting on this record
     # workspace chunks
     path: str | None = None
     start_line: int | None = None
@@ -267,6 +276,51 @@ class Conflict(_Model):
 
     a: Statement
     b: Statement
+
+
+PENDING: Final = "pending"
+ACCEPTED: Final = "accepted"
+REJECTED: Final = "rejected"
+ACCEPT: Final = "accept"
+REJECT: Final = "reject"
+DECISIONS: Final = (ACCEPT, REJECT)
+"""What a person may decide on a review item."""
+
+
+@dataclass
+class ReviewItem(_Model):
+    """Two statements on one chain that the policy related without settling: ``newer``
+    supersedes ``older`` too weakly to hide it, or the two conflict. ``status`` is pending
+    until a person accepts it (the newer wins: an explicit link) or rejects it (the two are
+    never related again)."""
+
+    id: str
+    kind: str  # supersedes | conflicts_with
+    confidence: float
+    method: str
+    evidence: str
+    subject: str
+    predicate: str
+    newer: Statement
+    older: Statement
+    status: str = PENDING
+    decided_at: float | None = None
+    decided_by: str | None = None
+    reason: str | None = None
+
+    @property
+    def same_record(self) -> bool:
+        """Both statements sit in one record: accepting cannot link it to itself."""
+        return self.newer.record_id == self.older.record_id
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReviewItem:
+        item = super().from_dict(data)
+        for side in ("newer", "older"):
+            value = getattr(item, side)
+            if isinstance(value, Mapping):
+                setattr(item, side, Statement.from_dict(value))
+        return item
 
 
 @dataclass

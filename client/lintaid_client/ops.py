@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .models import ALL_KINDS, FORGOTTEN, KINDS, STATUSES
+from .models import ALL_KINDS, DECISIONS, FORGOTTEN, KINDS, STATUSES
 from .protocol import MAX_DEPTH, TOO_LARGE, BadRequest
 
 READ: Final = "read"
@@ -163,7 +163,10 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("history", BOOL, "also return retired (superseded, expired) records, marked "
             "historical",
             default=False),
-        Arg("as_of", TIME, f"what was believed at that time ({TIME_HELP})"),
+        Arg("as_of", TIME, f"what the store believed at that time: only what it had "
+            f"learned by then ({TIME_HELP})"),
+        Arg("valid_at", TIME, f"what was true in the project at that time, whenever the store "
+            f"learned it: memory records only ({TIME_HELP})"),
         Arg("store", CHOICE, "memory records, project files, or both", default="all",
             choices=STORES),
         CLIENT,
@@ -233,6 +236,53 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
             "stay complete)", default=1000, lo=1, hi=MAX_LINT),
         Arg("at", TIME, f"judge as of this time instead of now ({TIME_HELP})"),
         USER,
+    )),
+    Op("review", READ, "The review queue: inferred supersessions too weak to hide the older "
+       "memory, and conflicts, waiting for a person to accept or reject them; newest first, "
+       "each with both statements, the relation, its confidence and evidence.", (
+        Arg("limit", INT, "how many, newest first", default=50, lo=1, hi=MAX_LIST),
+        USER,
+    ), tool="review_queue"),
+    Op("decide", WRITE, "Settle one review item: accept (the newer statement wins: its "
+       "memory explicitly supersedes the older one's) or reject (the two statements are "
+       "never related again; both stand).", (
+        Arg("id", STR, "a review item id (from the review queue)", required=True, cli="ARG",
+            max_bytes=MAX_ID_BYTES),
+        Arg("decision", CHOICE, "accept or reject", required=True, choices=DECISIONS,
+            cli=None),
+        Arg("reason", STR, "why; kept in the audit log", max_bytes=2000),
+        USER, ACTOR,
+    ), tool="review_decide"),
+    Op("restore", WRITE, "Bring a forgotten memory back: it is searched and injected again, "
+       "and its text may be captured again.", (
+        ID, Arg("reason", STR, "why; kept in the audit log", max_bytes=2000), USER, ACTOR,
+    )),
+    Op("audit", READ, "Every change made to memories, in the order made: who (actor), when, "
+       "the operation, the memory, and the content's hashes before and after.", (
+        Arg("id", STR, "only changes to this memory", cli="--id", max_bytes=MAX_ID_BYTES),
+        Arg("since", TIME, f"only changes made at or after this time ({TIME_HELP})"),
+        Arg("actor", STR, "only changes made by this actor (cli, api, mcp, viewer, import, "
+            "or a hook's client)", max_bytes=MAX_ID_BYTES),
+        Arg("after", INT, "read on after this change's id (the previous page's 'next')",
+            default=0, lo=0, hi=2**62, cli=None),
+        Arg("limit", INT, "how many, oldest first", default=1000, lo=1, hi=MAX_LINT),
+        USER,
+    )),
+    Op("export", READ, "One page of the memory export: records with their claims and "
+       "relations, then links, review decisions, confirmations, tombstones and (asked for) "
+       "the audit log; 'next' names the following page.", (
+        Arg("after", STR, "where the previous page ended (its 'next')", max_bytes=200,
+            cli=None),
+        Arg("limit", INT, "rows per page", default=500, lo=1, hi=MAX_BATCH, cli=None),
+        Arg("include_history", BOOL, "also the audit log (content of forgotten memories "
+            "left out)", default=False),
+        USER,
+    )),
+    Op("import", WRITE, "Import rows of an export (lintaid's, read by `lintaid import`): "
+       "idempotent, each row audited as an import, explicit times kept.", (
+        Arg("items", LIST, "up to 1,000 rows, each a map with its 'type'", required=True,
+            lo=1, hi=MAX_BATCH, cli=None, mcp=False),
+        USER, ACTOR,
     )),
     Op("reindex", WRITE, "Bring the workspace index in step with the files.", (
         Arg("full", BOOL, "re-read every file, not only changed ones", default=False),

@@ -237,6 +237,8 @@ def _name(value: Any) -> str:
 def _entry(hit: Hit, excerpt: str, superseded: list[str], where: Where) -> str:
     label = LABELS.get(hit.status, hit.status)
     out = [f"\n- Memory {hit.id} [{label}]"]
+    if hit.reviews:  # a conflict or weak supersession no person has settled yet
+        out[0] += f" [review pending: {hit.reviews[0]}]"
     if hit.store == models.WORKSPACE and hit.path:
         out.append(f"  Source: {hit.location()} (project file)")
     else:

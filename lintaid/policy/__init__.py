@@ -17,8 +17,10 @@ from .relations import (
     Relation,
     chain_key,
     chain_order,
+    claim_pair_id,
     classify,
     explicit_relations,
+    pair_id,
     pseudo_claim_id,
     relate_chain,
 )
@@ -48,9 +50,9 @@ __all__ = [
     "HIDE", "HISTORY_PATTERNS", "PROJECT", "REBUILD_BATCH", "SUBSTANCE_MIN_WORDS", "SUPERSEDED",
     "SUPERSEDES", "ChainKey", "Claim", "ClaimRef", "ClaimState", "PolicyStore", "RecordInput",
     "RecordState", "Relation", "Span", "canonical", "chain_key", "chain_order", "claim_scope",
-    "claim_statuses", "classify", "derive", "explicit_relations",
+    "claim_pair_id", "claim_statuses", "classify", "derive", "explicit_relations",
     "extract_claims", "frontmatter_end", "has_correction_cue", "heading_at", "headings",
-    "is_generic_heading", "is_history_query", "normalize_value", "pseudo_claim_id",
+    "is_generic_heading", "is_history_query", "normalize_value", "pair_id", "pseudo_claim_id",
     "rebuild", "record_claims", "record_status", "relate_chain", "source_kind", "split_sentences",
     "strip_history_phrases", "substantive_words",
 ]

@@ -21,6 +21,8 @@ Rules this module keeps (the rules themselves live in claims, relations and stat
   derived rows: the store leaves it out of ``records`` and ``links``, so held records take no
   part in chains or links, and forgetting the newer record brings the older one back;
 - claims an explicit link retires stay out of inference: an explicit decision wins;
+- a pair of claims a person rejected in review is never related (``PolicyStore.rejections``,
+  held state read whenever a chain is related, so a rebuild keeps the rejection);
 - expiry is not derived: it is applied at read time, since time passing changes it.
 
 The store must keep one invariant: a record stops taking part only while it is among the
@@ -65,6 +67,11 @@ class PolicyStore(Protocol):
 
     def links(self, ids: Collection[str]) -> set[tuple[str, str]]:
         """Declared links ``(new, old)`` with an end in ``ids`` whose both ends take part."""
+        ...
+
+    def rejections(self, key: ChainKey) -> Collection[str]:
+        """Pair ids (``relations.pair_id``) on this chain a person rejected in review: held
+        state, which the store keeps whatever is derived."""
         ...
 
     # -- derived state -------------------------------------------------------------------------
@@ -242,7 +249,8 @@ class _Run:
         ids = [c.claim_id for c in local]
         explicit = store.explicit_relations_of_claims(ids) if ids else []
         retired = {r.target_claim for r in explicit}
-        relations = relate_chain([c for c in members if c.claim_id not in retired])
+        relations = relate_chain([c for c in members if c.claim_id not in retired],
+                                   store.rejections(key) if members else ())
         external = {c.claim_id for c in members if c.external}
         store.replace_chain_relations(key, [r for r in relations if r.source_claim not in external
                                             or r.target_claim not in external])

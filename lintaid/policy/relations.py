@@ -31,10 +31,15 @@ Weak claims (``ClaimRef.weak``: the actor of "the gateway uses requests for outb
 relate only by naming: the same value confirms, a newer claim whose cue names the weak
 claim's value (``replaces``) supersedes it, and a weak claim naming an older value supersedes
 that; nothing else, so neither newer-same-kind supersession nor conflicts touch them.
+
+A pair a person rejected in review (``pair_id``) is skipped: neither claim relates to the
+other, whatever the rules above would say.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Collection
 from dataclasses import dataclass
 
 HIDE = 0.90
@@ -145,24 +150,46 @@ def classify(newer: ClaimRef, older: ClaimRef) -> Relation | None:
     return rel(CONFLICTS_WITH, 0.75, "canonical_claim_conflict", _changed(newer, older))
 
 
-def relate_chain(claims: list[ClaimRef]) -> list[Relation]:
-    """All relations of one chain, in chain order (see the module docstring)."""
+def pair_id(scope: str, subject: str, predicate: str, a: tuple[str, str],
+            b: tuple[str, str]) -> str:
+    """The id of the pair of statements ``a`` and ``b``, each ``(record_id, value)``, on the
+    chain (scope, subject, predicate), whichever comes first: a review item's id."""
+    sides = sorted(f"{record}\x1e{value}" for record, value in (a, b))
+    key = "\x1f".join((scope, subject, predicate, *sides))
+    return "rv" + hashlib.sha256(key.encode()).hexdigest()[:22]
+
+
+def claim_pair_id(a: ClaimRef, b: ClaimRef) -> str:
+    return pair_id(a.scope, a.subject, a.predicate, (a.record_id, a.value),
+                   (b.record_id, b.value))
+
+
+def relate_chain(claims: list[ClaimRef], rejected: Collection[str] = ()) -> list[Relation]:
+    """All relations of one chain, in chain order (see the module docstring).
+
+    ``rejected``: pair ids (``pair_id``) a person rejected in review; such a pair is never
+    related, as if neither claim had seen the other.
+    """
     ordered = sorted(claims, key=chain_order)
     out: list[Relation] = []
     live: list[ClaimRef] = []
+
+    def allowed(newer: ClaimRef, older: ClaimRef) -> bool:
+        return not rejected or claim_pair_id(newer, older) not in rejected
+
     for i, claim in enumerate(ordered):
         neighbour = next(
             (c for c in reversed(ordered[:i]) if c.record_id != claim.record_id), None
         )
         retired: set[str] = set()
-        if neighbour is not None:
+        if neighbour is not None and allowed(claim, neighbour):
             first = classify(claim, neighbour)
             if first is not None:
                 out.append(first)
                 if first.kind == SUPERSEDES:
                     retired.add(neighbour.claim_id)
         for older in live:
-            if older is neighbour or older.value == claim.value:
+            if older is neighbour or older.value == claim.value or not allowed(claim, older):
                 continue
             rel = classify(claim, older)
             if rel is None:

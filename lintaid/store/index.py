@@ -149,10 +149,16 @@ class TantivyIndex:
         return tantivy.Query.term_set_query(self.schema, field, values)
 
     def int_range(self, field: str, lower: int | None, upper: int | None) -> tantivy.Query:
-        return tantivy.Query.range_query(
+        """A filter on a numeric field that adds the same score (1.0) to every match.
+
+        Left bare, Tantivy scores a range 1.0 in some segments and 0 in others (one whose
+        every document matches), so a record's score, and its rank, would depend on how the
+        index happened to be segmented: an index rebuilt or imported would rank differently.
+        """
+        return tantivy.Query.const_score_query(tantivy.Query.range_query(
             self.schema, field, tantivy.FieldType.Integer,
             lower if lower is not None else -I64_MAX, upper if upper is not None else I64_MAX,
-        )
+        ), 1.0)
 
     def num_docs(self) -> int:
         return self.index.searcher().num_docs

@@ -31,12 +31,13 @@ from lintaid.capture.record import NewRecord, content_fingerprint, normalize_use
 from lintaid.clock import HybridClock
 from lintaid_client import models, paths
 
-from . import chains, integrity, state
+from . import chains, integrity, state, timeline, transfer
 from .backup import BackupInfo, copy_database, rolling_backup
 from .derived_tables import DerivedTables
 from .index import TantivyIndex, millis
 from .migrations import migrate
 from .outbox import EXPIRE, FORGET, LINK, RECORD, Outbox
+from .reviews import ReviewTable
 from .schema import DERIVED_VERSION_KEY, ensure_derived_schema, get_meta, set_meta
 from .sqlite import VARIABLE_BUDGET, batches, connect, in_batches, transaction
 
@@ -87,6 +88,7 @@ class MemoryStore:
         self.clock = HybridClock(wall=wall)
         self._write, self.integrity = self._open()
         self.derived = DerivedTables(self._write)
+        self.reviews = ReviewTable(self._write, self._read)  # held review decisions
         self._backed_up_changes = -1  # set after the start-up writes below
         self._local = threading.local()
         self.outbox = Outbox(self._write, self._read)  # the team tier's; idle until one is joined
@@ -223,6 +225,11 @@ class MemoryStore:
         self.clock.observe(explicit)
         return explicit
 
+    def take_time(self, explicit: float | None) -> float:
+        """Writer thread: an explicit (imported) time, taken in by the clock, else the
+        clock's next stamp."""
+        return self._stamp(explicit)
+
     # -- writes (writer thread) ----------------------------------------------------------
     def mark_dirty(self, record_ids: Iterable[str], *, derive: bool = True) -> None:
         """Note records whose derived state or index entry must be brought in step
@@ -261,8 +268,8 @@ class MemoryStore:
              before, after, json.dumps(detail or {})),
         )
 
-    def put(self, rec: NewRecord, actor: str) -> tuple[str, str]:
-        """Insert a record; return (id, event).
+    def put(self, rec: NewRecord, actor: str, *, op: str = "add") -> tuple[str, str]:
+        """Insert a record; return (id, event). ``op``: the audit log's word for it.
 
         The event is ADD, NONE (already there), SUPERSEDE (already there, and the ``supersedes``
         link it carries was new, so it was added) or FORGOTTEN.
@@ -305,7 +312,7 @@ class MemoryStore:
              created, now, rec.valid_at, rec.expires_at, rec.turn_id,
              rec.request_hash, int(rec.private), rec.member, rec.machine),
         )
-        self.audit(actor, "add", rid, user, None, rec.content,
+        self.audit(actor, op, rid, user, None, rec.content,
                    {"supersedes": rec.supersedes} if rec.supersedes else None)
         if self.outbox.shares({"user_id": user, "kind": rec.kind, "private": rec.private,
                                "provider": rec.provider, "member": rec.member}):
@@ -384,6 +391,32 @@ class MemoryStore:
             self.outbox.note(FORGET, record_id, self.clock.now(),
                              detail={"reason": reason} if reason else None)
         self.mark_dirty([record_id])
+
+    def restore(self, record_id: str, user_id: str, reason: str | None, actor: str) -> None:
+        """Lift a forget: the record takes part again, and its text may be captured again
+        (its tombstone goes). Refused unless the record is this user's and forgotten."""
+        row = self._write.execute(
+            "SELECT * FROM records WHERE id = ? AND user_id = ?",
+            (record_id, normalize_user(user_id))).fetchone()
+        if row is None:
+            raise StoreError("not_found", f"no memory {record_id!r}")
+        if row["forgotten_at"] is None:
+            raise StoreError("bad_request", f"{record_id} is not forgotten; nothing to restore")
+        self._write.execute(
+            "UPDATE records SET forgotten_at = NULL, forgotten_reason = NULL WHERE id = ?",
+            (record_id,))
+        self._write.execute(
+            "DELETE FROM tombstones WHERE user_id = ? AND (record_id = ? OR fingerprint = ?)",
+            (row["user_id"], record_id, row["content_hash"]))
+        detail = {"forgotten_at": row["forgotten_at"], "forgotten_reason": row["forgotten_reason"]}
+        if reason:
+            detail["reason"] = reason
+        self.audit(actor, "restore", record_id, row["user_id"], None, row["content"], detail)
+        self.mark_dirty([record_id])
+
+    def import_row(self, item: dict[str, Any], user_id: str, actor: str) -> dict[str, Any]:
+        """Write one imported row (``transfer.apply``), unless it is held already."""
+        return transfer.apply(self, item, normalize_user(user_id), actor)
 
     def set_supersedes(self, new_id: str, old_id: str, user_id: str, actor: str) -> bool:
         """Add the link "``new_id`` supersedes ``old_id``"; links are added, never replaced.
@@ -561,6 +594,13 @@ class MemoryStore:
                 "replaced_by_value": row["replaced_by_value"],
             })
         return out
+
+    def claim_spans(self, ids: list[str]) -> dict[str, timeline.Span]:
+        """Valid and record time of each claim of these records (``timeline``)."""
+        return timeline.claim_spans(self._read(), ids)
+
+    def record_spans(self, ids: list[str]) -> dict[str, timeline.Span]:
+        return timeline.record_spans(self._read(), ids)
 
     def relations_for(self, ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
@@ -789,10 +829,31 @@ class MemoryStore:
     def chain_links(self, claim_ids: list[str]) -> list[dict[str, Any]]:
         return chains.links_between(self._read(), claim_ids)
 
+    def export_page(self, user_id: str, section: str, after: int, limit: int,
+                    include_history: bool) -> tuple[str, list[dict[str, Any]],
+                                                    tuple[str, int] | None]:
+        """One page of the user's export (``transfer.page``)."""
+        return transfer.page(self._read(), normalize_user(user_id), section, after, limit,
+                             include_history)
+
     def audit_rows(self, record_id: str) -> list[sqlite3.Row]:
         return list(self._read().execute(
             "SELECT * FROM audit WHERE target = ? ORDER BY seq", (record_id,)
         ))
+
+    def audit_list(self, user_id: str, *, target: str | None = None,
+                   since: float | None = None, actor: str | None = None,
+                   after_seq: int = 0, limit: int = 100) -> list[sqlite3.Row]:
+        """The user's audit rows in the order they were written (after ``after_seq``): of
+        one ``target``, at or after ``since``, by ``actor`` when given."""
+        sql = "SELECT * FROM audit WHERE user_id = ? AND seq > ?"
+        params: list[Any] = [normalize_user(user_id), after_seq]
+        for column, value, op in (("target", target, "="), ("at", since, ">="),
+                                  ("actor", actor, "=")):
+            if value is not None:
+                sql += f" AND {column} {op} ?"
+                params.append(value)
+        return list(self._read().execute(sql + " ORDER BY seq LIMIT ?", [*params, limit]))
 
     def counts(self) -> dict[str, int]:
         """Record counts; prompts are counted apart (``prompts``), never among records."""

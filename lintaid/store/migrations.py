@@ -172,6 +172,41 @@ def m004_confirmations(conn: sqlite3.Connection) -> None:
 
 
 @migration
+def m005_trust_reviews(conn: sqlite3.Connection) -> None:
+    """Decisions on the review queue: held state, one row per item, never derived.
+
+    An item is a pair of statements the policy related without hiding either (an inferred
+    supersession below the hide threshold, or a conflict); ``item_id`` derives from the
+    chain and the two (record, value) sides, so it names the same pair after any rebuild.
+    ``reject``: the pair is never related again (the engine reads these rows when it relates
+    the chain); ``accept``: an explicit link holds the newer over the older (in ``links``).
+    """
+    _script(conn, """
+        CREATE TABLE reviews (
+            item_id TEXT PRIMARY KEY,
+            decision TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            at REAL NOT NULL,
+            reason TEXT,
+            kind TEXT NOT NULL,
+            confidence REAL NOT NULL,
+            scope TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            predicate TEXT NOT NULL,
+            newer_record TEXT NOT NULL,
+            newer_value TEXT NOT NULL,
+            older_record TEXT NOT NULL,
+            older_value TEXT NOT NULL
+        );
+        CREATE INDEX reviews_chain ON reviews(scope, subject, predicate, decision);
+        CREATE INDEX reviews_newer ON reviews(newer_record);
+        CREATE INDEX reviews_older ON reviews(older_record);
+        CREATE INDEX audit_at ON audit(at)
+    """)
+
+
+@migration
 def m006_team_outbox(conn: sqlite3.Connection) -> None:
     """The team tier (PostgreSQL): what a record's sharing needs, held beside the record.
 
