@@ -49,6 +49,8 @@ from typing import Any
 
 import tantivy
 
+from lintaid.retrieval import query as query_rules
+
 REPO = Path(__file__).resolve().parent.parent
 # ../shared beside the repository (a clone), or two levels up (a worktree under wt/).
 DEFAULT_DATA = next((p / "shared" / "bench-data" / "locomo" for p in (REPO.parent,
@@ -238,8 +240,14 @@ class LintaidRun:
     superseded_records: int
 
 
-def run_lintaid(convs: list[Conversation], order: Sequence[int] | None = None) -> LintaidRun:
-    """Store every turn through lintaid's writer, then search every question."""
+def run_lintaid(convs: list[Conversation], order: Sequence[int] | None = None,
+                plain: bool = False) -> LintaidRun:
+    """Store every turn through lintaid's writer, then search every question.
+
+    A turn is stored as a conversation turn is meant to be given to lintaid: ``"speaker:
+    text"`` with ``metadata.author`` the speaker and ``session_id`` its session. ``plain``:
+    as the issue first stored them, ``"[dia_id] speaker: text"`` with neither (no author, no
+    session: no name field, no neighbour fusion, no context)."""
     from lintaid.capture.record import NewRecord
     from lintaid.search import Reader, SearchRequest
     from lintaid.store.memory import MemoryStore
@@ -261,9 +269,12 @@ def run_lintaid(convs: list[Conversation], order: Sequence[int] | None = None) -
                 for t in c.turns:
                     sessions[t.session].append(t)
                 for s in sorted(sessions):
-                    batch = [NewRecord(content=t.record, kind="note",
+                    batch = [NewRecord(content=t.record if plain else f"{t.speaker}: {t.text}",
+                                       kind="note",
                                        source=f"locomo://{c.sample_id}/{t.dia_id}",
-                                       user_id=c.user, created_at=t.at + t.index)
+                                       user_id=c.user, created_at=t.at + t.index,
+                                       session_id=None if plain else f"{c.sample_id}/{s}",
+                                       metadata={} if plain else {"author": t.speaker})
                              for t in sessions[s]]
                     results = writer.run(
                         lambda batch=batch: [store.put(rec, "bench") for rec in batch])
@@ -274,10 +285,13 @@ def run_lintaid(convs: list[Conversation], order: Sequence[int] | None = None) -
             ingest = time.perf_counter() - started
             counts = store.counts()
             for c in convs:
+                # The questions are asked a year after the conversations ended: "last week"
+                # in a question never means a week of the conversation.
+                now = max(t.at for t in c.turns) + 365 * DAY
                 for q in c.questions:
                     t0 = time.perf_counter()
                     found = reader.search(SearchRequest(query=q.text, user_id=c.user,
-                                                        top_k=TOP_K, store="memory"))
+                                                        top_k=TOP_K, store="memory", now=now))
                     latencies.append(time.perf_counter() - t0)
                     hidden += found.hidden
                     ranked[(c.sample_id, q.number)] = [dia_of[h.id] for h in found.results
@@ -320,20 +334,8 @@ def run_bm25(convs: list[Conversation]) -> Rankings:
 # ---------------------------------------------------------------------------------------------
 # Shared text tools (analysis and experiments)
 
-# A general English stop list (function words, auxiliaries, question words), not tuned here.
-STOP_WORDS = frozenset("""
-a about above after again against all am an and any are aren't as at be because been before
-being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
-don't down during each few for from further had hadn't has hasn't have haven't having he he'd
-he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into
-is isn't it it's its itself let's me more most mustn't my myself no nor not of off on once only
-or other ought our ours ourselves out over own same shan't she she'd she'll she's should
-shouldn't so some such than that that's the their theirs them themselves then there there's
-these they they'd they'll they're they've this those through to too under until up very was
-wasn't we we'd we'll we're we've were weren't what what's when when's where where's which while
-who who's whom why why's with won't would wouldn't you you'd you'll you're you've your yours
-yourself yourselves also just will s t d ll m re ve get got gets kind sort type thing things
-""".split())
+# The query-side stop list lintaid's search uses (a general English one, not tuned here).
+STOP_WORDS = query_rules.STOP_WORDS
 
 _ANALYZER: Any = None
 
