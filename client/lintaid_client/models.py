@@ -147,6 +147,12 @@ class Context(_Model):
     author: str | None = None
     created_at: float | None = None
 
+    def said(self) -> str:
+        """``Name: text`` (the text alone when it names its speaker already, or none)."""
+        if self.author and not self.content.startswith(f"{self.author}:"):
+            return f"{self.author}: {self.content}"
+        return self.content
+
 
 @dataclass
 class Hit(_Model, Mapping[str, Any]):
