@@ -241,7 +241,7 @@ class LintaidRun:
 
 
 def run_lintaid(convs: list[Conversation], order: Sequence[int] | None = None,
-                plain: bool = False) -> LintaidRun:
+                plain: bool = False, top_k: int = TOP_K) -> LintaidRun:
     """Store every turn through lintaid's writer, then search every question.
 
     A turn is stored as a conversation turn is meant to be given to lintaid: ``"speaker:
@@ -291,7 +291,7 @@ def run_lintaid(convs: list[Conversation], order: Sequence[int] | None = None,
                 for q in c.questions:
                     t0 = time.perf_counter()
                     found = reader.search(SearchRequest(query=q.text, user_id=c.user,
-                                                        top_k=TOP_K, store="memory", now=now))
+                                                        top_k=top_k, store="memory", now=now))
                     latencies.append(time.perf_counter() - t0)
                     hidden += found.hidden
                     ranked[(c.sample_id, q.number)] = [dia_of[h.id] for h in found.results
