@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,6 +18,7 @@ from lintaid.retrieval.dates import date_spans
 from lintaid.retrieval.query import STOP_WORDS, content_words, words
 from lintaid.search import Reader, SearchRequest
 from lintaid.store.memory import MemoryStore
+from lintaid.store.user_index import user_dir_name
 from lintaid.writer import Writer
 from lintaid_client import mcp_tools, models
 from tests.conftest import Served
@@ -127,6 +129,20 @@ def test_each_user_index_is_rebuilt_after_damage(tmp_path: Path) -> None:
         assert [h.content for h in s.search("billing", user="alice")] == \
             ["billing retries three times"]
         assert [h.content for h in s.search("billing", user="bob")] == ["billing freeze"]
+    finally:
+        s.close()
+
+
+def test_a_users_index_folder_removed_is_fed_again_at_start(tmp_path: Path) -> None:
+    s = Store(tmp_path)
+    s.add([note("billing retries three times", "alice"), note("billing freeze", "bob")])
+    s.close()
+    folder = tmp_path / ".lint-ai" / "index" / "memory" / user_dir_name("alice")
+    shutil.rmtree(folder)
+    s = Store(tmp_path)
+    try:
+        assert [h.content for h in s.search("billing", user="alice")] == \
+            ["billing retries three times"]
     finally:
         s.close()
 
@@ -267,3 +283,6 @@ def test_context_reaches_the_client_the_mcp_view_and_injection(served: Served) -
                                                      "ledger?"})
     text = json.dumps(out)
     assert "Said after: Alice: Postgres, with logical replication" in text
+    # status says which search runs: lexical (no semantic extra ships), one index per user.
+    assert served.call("status")["search"] == {"mode": "lexical", "indexes": "per user",
+                                               "users": 1}

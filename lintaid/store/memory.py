@@ -116,7 +116,11 @@ class MemoryStore:
                 "INSERT OR IGNORE INTO pending_index(record_id, seq) SELECT id, 0 FROM records"
                 " WHERE forgotten_at IS NULL"
             )
-        for user in self.index.broken:
+        # A user's index recreated empty, or missing (its folder removed): fed again.
+        indexed = set(self.index.users())
+        stored = {r[0] for r in self._write.execute("SELECT DISTINCT user_id FROM records"
+                                                    " WHERE forgotten_at IS NULL")}
+        for user in sorted(set(self.index.broken) | (stored - indexed)):
             self._write.execute(
                 "INSERT OR IGNORE INTO pending_index(record_id, seq) SELECT id, 0 FROM records"
                 " WHERE forgotten_at IS NULL AND user_id = ?", (user,))
