@@ -573,6 +573,8 @@ class Config:
     prf_terms: int = 10
     prf_weight: float = 0.5
     pool: int | None = None  # score only the top ``pool`` matches (None: every match)
+    proximity: float = 0.0  # (f) bonus weight for adjacent query words near each other
+    slop: int = 3  # (f) how far apart (positions) they may be
 
 
 def _schema() -> tantivy.Schema:
@@ -720,6 +722,14 @@ class Experiments:
         query = ix.text_query(words, fld)
         if query is None:
             return []
+        if cfg.proximity > 0 and len(words) > 1:
+            terms = [stems(w) for w in words]
+            pairs = [(a[0], b[0]) for a, b in zip(terms, terms[1:], strict=False) if a and b]
+            near = [(tantivy.Occur.Should, tantivy.Query.boost_query(
+                tantivy.Query.phrase_query(ix.schema, fld, list(pair), slop=cfg.slop),
+                cfg.proximity)) for pair in pairs if pair[0] != pair[1]]
+            if near:
+                query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *near])
         if named and cfg.name_weight > 0:
             bonus = [(tantivy.Occur.Should, tantivy.Query.const_score_query(
                 tantivy.Query.term_query(ix.schema, "speaker", n.lower()), cfg.name_weight))
@@ -816,6 +826,16 @@ COMBINED = [
            **_BEST_QUERY, fuse="max-prev", fuse_weight=0.8, date="boost", pool=100),
     Config("... + hit + next turn, same budget (no fusion) + date boost x1.5", per_user=True,
            **_BEST_QUERY, date="boost", expand="next"),
+    # (f) proximity: adjacent query words (after stop words) found near each other
+    Config("... + max(s, 0.8 s(prev)) + date boost x1.5 + proximity 0.5 (slop 3)",
+           per_user=True, **_BEST_QUERY, fuse="max-prev", fuse_weight=0.8, date="boost",
+           proximity=0.5),
+    Config("... + max(s, 0.8 s(prev)) + date boost x1.5 + proximity 2.0 (slop 3)",
+           per_user=True, **_BEST_QUERY, fuse="max-prev", fuse_weight=0.8, date="boost",
+           proximity=2.0),
+    Config("... + max(s, 0.8 s(prev)) + date boost x1.5 + phrase 1.0 (slop 0)",
+           per_user=True, **_BEST_QUERY, fuse="max-prev", fuse_weight=0.8, date="boost",
+           proximity=1.0, slop=0),
 ]
 
 
