@@ -5,11 +5,15 @@ conversations with questions whose gold evidence is a list of turns (``dia_id``)
 outside the repository (``--data``, default ``../shared/bench-data/locomo`` beside the repo
 root); see its README. Nothing of it is copied here.
 
-Setup (issue 10, item 1). Every turn is one record ``"[dia_id] speaker: text"``, one user id per
-conversation, all conversations in one lintaid store, written through the real ``Writer`` (one
-writer job per session) and read through the real ``Reader`` (``store="memory"``, top 25). Each
-record's ``created_at`` is its session's date-time (plus one second per turn), as a capture would
-carry it; the search does not use it. Questions of categories 1-4 are searched as they are.
+Setup (issue 10, item 1). Every turn is one record, stored as a conversation is meant to be
+given to lintaid: ``"speaker: text"`` with the speaker as ``metadata.author`` and its session as
+``session_id``; one user id per conversation, all conversations in one lintaid store, written
+through the real ``Writer`` (one writer job per session) and read through the real ``Reader``
+(``store="memory"``, top 25). Each record's ``created_at`` is its session's date-time (plus one
+second per turn), as a capture would carry it. Questions of categories 1-4 are searched as they
+are, a year after the conversation's last session (so "last week" in a question never means a
+week of the conversation). ``--plain`` adds the issue's first setup as another row: the record
+``"[dia_id] speaker: text"``, with no author and no session.
 
 Gold. The ``evidence`` ids, split on ``;`` and whitespace, normalised (``D:11:26`` -> ``D11:26``,
 ``D30:05`` -> ``D30:5``) and kept when the conversation has that turn; a question none of whose
@@ -962,6 +966,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the ranking experiments of issue 10 on a bare Tantivy index")
     parser.add_argument("--reverse", action="store_true",
                         help="store the conversations in lintaid in reverse order")
+    parser.add_argument("--plain", action="store_true",
+                        help="also store the turns as plain text ('[dia_id] speaker: text', no "
+                        "author, no session) in a second lintaid store, as another row")
     args = parser.parse_args(argv)
     data: Path = args.data.resolve()
     if not (data / DATA_FILE).is_file():
@@ -986,6 +993,10 @@ def main(argv: list[str] | None = None) -> int:
         "lintaid": {g: recall_table(convs, lint.ranked, g) for g in GOLDS},
         "plain BM25": {g: recall_table(convs, bm25, g) for g in GOLDS},
     }
+    if args.plain:
+        plain = run_lintaid(convs, order, plain=True)
+        systems["lintaid, plain-text turns"] = {g: recall_table(convs, plain.ranked, g)
+                                                for g in GOLDS}
     latency = {"p50_ms": round(1000 * percentile(lint.latencies, 50), 2),
                "p99_ms": round(1000 * percentile(lint.latencies, 99), 2),
                "mean_ms": round(1000 * statistics.fmean(lint.latencies), 2)}
@@ -998,6 +1009,8 @@ def main(argv: list[str] | None = None) -> int:
                     "hidden_matches": lint.hidden_by_policy,
                     "order": "reverse" if args.reverse else "forward"},
         "bm25": {"recall": systems["plain BM25"]},
+        **({"lintaid_plain": {"recall": systems["lintaid, plain-text turns"]}} if args.plain
+           else {}),
     }
     if args.analyse:
         out["analysis"] = {"lintaid": analyse(convs, lint.ranked),
