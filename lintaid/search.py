@@ -384,8 +384,8 @@ class Reader:
         turns = [rid for rid, doc in found.docs.items() if doc.turn]
         if not turns:
             return
-        next_of = {rid: pair[1] for rid, pair in self.memory.session_neighbours(turns).items()
-                   if pair[1]}
+        near = self.memory.session_neighbours(turns, before=False)
+        next_of = {rid: pair[1] for rid, pair in near.items() if pair[1]}
         fused = fuse_neighbours(found.scores, next_of)
         new = [rid for rid in fused if rid not in found.scores]
         if new:

@@ -479,16 +479,18 @@ class MemoryStore:
             " s.confidence, s.evidence AS state_evidence FROM records r"
             " LEFT JOIN record_state s ON s.record_id = r.id WHERE r.id IN ({ids})", ids)}
 
-    def session_neighbours(self, ids: list[str]) -> dict[str, tuple[str | None, str | None]]:
-        """For each of ``ids`` in a session: the records just before and after it in that
-        session (same user, by creation time, then id), neither forgotten nor a prompt."""
+    def session_neighbours(self, ids: list[str], *, before: bool = True
+                           ) -> dict[str, tuple[str | None, str | None]]:
+        """For each of ``ids`` in a session: the records just before (unless ``before`` is
+        False: None) and after it in that session (same user, by creation time, then id),
+        neither forgotten nor a prompt."""
         near = ("(SELECT n.id FROM records n WHERE n.session_id = c.session_id"
                 " AND n.user_id = c.user_id AND n.forgotten_at IS NULL AND n.kind != 'prompt'"
                 " AND (n.created_at {op} c.created_at OR (n.created_at = c.created_at"
                 " AND n.id {op} c.id)) ORDER BY n.created_at {order}, n.id {order} LIMIT 1)")
-        sql = (f"SELECT c.id, {near.format(op='<', order='DESC')} AS prev_id,"
-               f" {near.format(op='>', order='ASC')} AS next_id FROM records c"
-               " WHERE c.id IN ({ids}) AND c.session_id IS NOT NULL")
+        prev = near.format(op="<", order="DESC") if before else "NULL"
+        sql = (f"SELECT c.id, {prev} AS prev_id, {near.format(op='>', order='ASC')} AS next_id"
+               " FROM records c WHERE c.id IN ({ids}) AND c.session_id IS NOT NULL")
         return {r["id"]: (r["prev_id"], r["next_id"]) for r in in_batches(self._read(), sql, ids)}
 
     def claims_for(self, ids: list[str]) -> dict[str, list[dict[str, Any]]]:
