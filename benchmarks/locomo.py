@@ -5,11 +5,15 @@ conversations with questions whose gold evidence is a list of turns (``dia_id``)
 outside the repository (``--data``, default ``../shared/bench-data/locomo`` beside the repo
 root); see its README. Nothing of it is copied here.
 
-Setup (issue 10, item 1). Every turn is one record ``"[dia_id] speaker: text"``, one user id per
-conversation, all conversations in one lintaid store, written through the real ``Writer`` (one
-writer job per session) and read through the real ``Reader`` (``store="memory"``, top 25). Each
-record's ``created_at`` is its session's date-time (plus one second per turn), as a capture would
-carry it; the search does not use it. Questions of categories 1-4 are searched as they are.
+Setup (issue 10, item 1). Every turn is one record, stored as a conversation is meant to be
+given to lintaid: ``"speaker: text"`` with the speaker as ``metadata.author`` and its session as
+``session_id``; one user id per conversation, all conversations in one lintaid store, written
+through the real ``Writer`` (one writer job per session) and read through the real ``Reader``
+(``store="memory"``, top 25). Each record's ``created_at`` is its session's date-time (plus one
+second per turn), as a capture would carry it. Questions of categories 1-4 are searched as they
+are, a year after the conversation's last session (so "last week" in a question never means a
+week of the conversation). ``--plain`` adds the issue's first setup as another row: the record
+``"[dia_id] speaker: text"``, with no author and no session.
 
 Gold. The ``evidence`` ids, split on ``;`` and whitespace, normalised (``D:11:26`` -> ``D11:26``,
 ``D30:05`` -> ``D30:5``) and kept when the conversation has that turn; a question none of whose
@@ -48,6 +52,8 @@ from pathlib import Path
 from typing import Any
 
 import tantivy
+
+from lintaid.retrieval import query as query_rules
 
 REPO = Path(__file__).resolve().parent.parent
 # ../shared beside the repository (a clone), or two levels up (a worktree under wt/).
@@ -238,8 +244,14 @@ class LintaidRun:
     superseded_records: int
 
 
-def run_lintaid(convs: list[Conversation], order: Sequence[int] | None = None) -> LintaidRun:
-    """Store every turn through lintaid's writer, then search every question."""
+def run_lintaid(convs: list[Conversation], order: Sequence[int] | None = None,
+                plain: bool = False, top_k: int = TOP_K) -> LintaidRun:
+    """Store every turn through lintaid's writer, then search every question.
+
+    A turn is stored as a conversation turn is meant to be given to lintaid: ``"speaker:
+    text"`` with ``metadata.author`` the speaker and ``session_id`` its session. ``plain``:
+    as the issue first stored them, ``"[dia_id] speaker: text"`` with neither (no author, no
+    session: no name field, no neighbour fusion, no context)."""
     from lintaid.capture.record import NewRecord
     from lintaid.search import Reader, SearchRequest
     from lintaid.store.memory import MemoryStore
@@ -261,9 +273,12 @@ def run_lintaid(convs: list[Conversation], order: Sequence[int] | None = None) -
                 for t in c.turns:
                     sessions[t.session].append(t)
                 for s in sorted(sessions):
-                    batch = [NewRecord(content=t.record, kind="note",
+                    batch = [NewRecord(content=t.record if plain else f"{t.speaker}: {t.text}",
+                                       kind="note",
                                        source=f"locomo://{c.sample_id}/{t.dia_id}",
-                                       user_id=c.user, created_at=t.at + t.index)
+                                       user_id=c.user, created_at=t.at + t.index,
+                                       session_id=None if plain else f"{c.sample_id}/{s}",
+                                       metadata={} if plain else {"author": t.speaker})
                              for t in sessions[s]]
                     results = writer.run(
                         lambda batch=batch: [store.put(rec, "bench") for rec in batch])
@@ -274,10 +289,13 @@ def run_lintaid(convs: list[Conversation], order: Sequence[int] | None = None) -
             ingest = time.perf_counter() - started
             counts = store.counts()
             for c in convs:
+                # The questions are asked a year after the conversations ended: "last week"
+                # in a question never means a week of the conversation.
+                now = max(t.at for t in c.turns) + 365 * DAY
                 for q in c.questions:
                     t0 = time.perf_counter()
                     found = reader.search(SearchRequest(query=q.text, user_id=c.user,
-                                                        top_k=TOP_K, store="memory"))
+                                                        top_k=top_k, store="memory", now=now))
                     latencies.append(time.perf_counter() - t0)
                     hidden += found.hidden
                     ranked[(c.sample_id, q.number)] = [dia_of[h.id] for h in found.results
@@ -320,20 +338,8 @@ def run_bm25(convs: list[Conversation]) -> Rankings:
 # ---------------------------------------------------------------------------------------------
 # Shared text tools (analysis and experiments)
 
-# A general English stop list (function words, auxiliaries, question words), not tuned here.
-STOP_WORDS = frozenset("""
-a about above after again against all am an and any are aren't as at be because been before
-being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
-don't down during each few for from further had hadn't has hasn't have haven't having he he'd
-he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into
-is isn't it it's its itself let's me more most mustn't my myself no nor not of off on once only
-or other ought our ours ourselves out over own same shan't she she'd she'll she's should
-shouldn't so some such than that that's the their theirs them themselves then there there's
-these they they'd they'll they're they've this those through to too under until up very was
-wasn't we we'd we'll we're we've were weren't what what's when when's where where's which while
-who who's whom why why's with won't would wouldn't you you'd you'll you're you've your yours
-yourself yourselves also just will s t d ll m re ve get got gets kind sort type thing things
-""".split())
+# The query-side stop list lintaid's search uses (a general English one, not tuned here).
+STOP_WORDS = query_rules.STOP_WORDS
 
 _ANALYZER: Any = None
 
@@ -571,6 +577,8 @@ class Config:
     prf_terms: int = 10
     prf_weight: float = 0.5
     pool: int | None = None  # score only the top ``pool`` matches (None: every match)
+    proximity: float = 0.0  # (f) bonus weight for adjacent query words near each other
+    slop: int = 3  # (f) how far apart (positions) they may be
 
 
 def _schema() -> tantivy.Schema:
@@ -718,6 +726,14 @@ class Experiments:
         query = ix.text_query(words, fld)
         if query is None:
             return []
+        if cfg.proximity > 0 and len(words) > 1:
+            terms = [stems(w) for w in words]
+            pairs = [(a[0], b[0]) for a, b in zip(terms, terms[1:], strict=False) if a and b]
+            near = [(tantivy.Occur.Should, tantivy.Query.boost_query(
+                tantivy.Query.phrase_query(ix.schema, fld, list(pair), slop=cfg.slop),
+                cfg.proximity)) for pair in pairs if pair[0] != pair[1]]
+            if near:
+                query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *near])
         if named and cfg.name_weight > 0:
             bonus = [(tantivy.Occur.Should, tantivy.Query.const_score_query(
                 tantivy.Query.term_query(ix.schema, "speaker", n.lower()), cfg.name_weight))
@@ -814,6 +830,16 @@ COMBINED = [
            **_BEST_QUERY, fuse="max-prev", fuse_weight=0.8, date="boost", pool=100),
     Config("... + hit + next turn, same budget (no fusion) + date boost x1.5", per_user=True,
            **_BEST_QUERY, date="boost", expand="next"),
+    # (f) proximity: adjacent query words (after stop words) found near each other
+    Config("... + max(s, 0.8 s(prev)) + date boost x1.5 + proximity 0.5 (slop 3)",
+           per_user=True, **_BEST_QUERY, fuse="max-prev", fuse_weight=0.8, date="boost",
+           proximity=0.5),
+    Config("... + max(s, 0.8 s(prev)) + date boost x1.5 + proximity 2.0 (slop 3)",
+           per_user=True, **_BEST_QUERY, fuse="max-prev", fuse_weight=0.8, date="boost",
+           proximity=2.0),
+    Config("... + max(s, 0.8 s(prev)) + date boost x1.5 + phrase 1.0 (slop 0)",
+           per_user=True, **_BEST_QUERY, fuse="max-prev", fuse_weight=0.8, date="boost",
+           proximity=1.0, slop=0),
 ]
 
 
@@ -940,6 +966,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the ranking experiments of issue 10 on a bare Tantivy index")
     parser.add_argument("--reverse", action="store_true",
                         help="store the conversations in lintaid in reverse order")
+    parser.add_argument("--plain", action="store_true",
+                        help="also store the turns as plain text ('[dia_id] speaker: text', no "
+                        "author, no session) in a second lintaid store, as another row")
     args = parser.parse_args(argv)
     data: Path = args.data.resolve()
     if not (data / DATA_FILE).is_file():
@@ -964,6 +993,10 @@ def main(argv: list[str] | None = None) -> int:
         "lintaid": {g: recall_table(convs, lint.ranked, g) for g in GOLDS},
         "plain BM25": {g: recall_table(convs, bm25, g) for g in GOLDS},
     }
+    if args.plain:
+        plain = run_lintaid(convs, order, plain=True)
+        systems["lintaid, plain-text turns"] = {g: recall_table(convs, plain.ranked, g)
+                                                for g in GOLDS}
     latency = {"p50_ms": round(1000 * percentile(lint.latencies, 50), 2),
                "p99_ms": round(1000 * percentile(lint.latencies, 99), 2),
                "mean_ms": round(1000 * statistics.fmean(lint.latencies), 2)}
@@ -976,6 +1009,8 @@ def main(argv: list[str] | None = None) -> int:
                     "hidden_matches": lint.hidden_by_policy,
                     "order": "reverse" if args.reverse else "forward"},
         "bm25": {"recall": systems["plain BM25"]},
+        **({"lintaid_plain": {"recall": systems["lintaid, plain-text turns"]}} if args.plain
+           else {}),
     }
     if args.analyse:
         out["analysis"] = {"lintaid": analyse(convs, lint.ranked),

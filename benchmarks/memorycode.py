@@ -251,9 +251,9 @@ def presents_as_current(hit: dict[str, Any], version: Version, ins: Instruction)
 def plain_search(ctx: Reader, query: str) -> list[dict[str, Any]]:
     """The same records ranked by their whole text, nothing excluded: a store without a
     current-state policy (BM25 with stemming over the full text, as lintaid indexes it)."""
-    index = ctx.memory.index
-    text = index.text_query(query, ["content_all"])
-    if text is None:
+    index = ctx.memory.index.for_user("local")  # one index per user; every record is local's
+    text = index.text_query(query, ["content_all"]) if index is not None else None
+    if index is None or text is None:
         return []
     searcher = index.searcher()
     result = searcher.search(text, limit=TOP_K)

@@ -315,6 +315,10 @@ def status(root: Path, as_json: bool) -> None:
         f"  process   RSS {data['rss_bytes'] / 2**20:.1f} MiB, {data['threads']} threads,"
         f" {data['requests']} requests served",
     ]
+    search = data.get("search")
+    if search:
+        lines.append(f"  search    {search.get('mode')}, one index per user "
+                     f"({search.get('users', 0)} users)")
     ws = data.get("workspace")
     if ws:
         lines.append(

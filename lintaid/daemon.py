@@ -392,6 +392,9 @@ class Daemon:
             "writer_queue": self.writer.depth,
             "spool_depth": len(spool_files.pending(self.root)),
             "memory": self.store.counts(),
+            # Which search runs: lexical only (no semantic extra ships; see the README).
+            "search": {"mode": "lexical", "indexes": "per user",
+                       "users": len(self.store.index.users())},
             "clients": {name: client.installed(self.root)
                         for name, client in registry.CLIENTS.items()},
             "pause": self.pause_state.to_dict(),

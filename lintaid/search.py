@@ -26,16 +26,24 @@ from typing import Any, Final, Protocol
 from lintaid_client import models, protocol
 from lintaid_client.models import Claim, Hit, Relation, SearchResult
 
-from . import review, transfer, valid_time
+from . import context, review, transfer, valid_time
 from .capture.record import TURN, normalize_user
 from .policy.history import is_history_query, strip_history_phrases
 from .policy.staleness import StalenessConfig
-from .store.index import boolean, millis
-from .store.memory import MemoryStore
+from .retrieval.query import plan as query_plan
+from .retrieval.rank import POOL, boost_dates, fuse_neighbours
+from .store.index import TantivyIndex, boolean, const_score, millis
+from .store.memory import AUTHORED, MemoryStore
+from .store.memory import TURN as TURN_TRAIT
 from .store.timeline import Span
 from .store_lint import StoreJudge
 
 CLAIM_BOOST = {"claims": 2.0}
+NAME_BONUS = 1.0
+"""Added to the score of a record by an author the query names (LoCoMo: a constant works
+better than matching the name as a word, which lifts every turn by that author)."""
+NAME_MIN_EDIT_CHARS = 5
+"""Names of this many letters or more match with one typo (a transposition counts one)."""
 DEFAULT_WAIT_S = 5.0
 MAX_PAGES = 20
 """Pages of ``top_k`` a search hiding expired records reads at most to fill its ``top_k``."""
@@ -334,25 +342,43 @@ class Reader:
         their whole text, marks them ``historical`` and interleaves them by score. Outside
         history mode only what a record still says can match (retired claims are cut out of
         ``content``), so a stale statement never wins a current query.
+
+        The query is the text's content words (``retrieval.query``); words naming an author
+        of the user's records become a bonus for that author's records. Each user's records
+        are an index of their own, so nothing another user stored moves the ranking. When the
+        query names a time or the user's records hold conversation turns, the best ``POOL``
+        matches are re-ranked (``retrieval.rank``): neighbour fusion, the date boost.
         """
         if req.valid_at is not None:
             return self._search_valid_at(req, text)
-        index = self.memory.index
-        text_query = index.text_query(text, ["content", "claims"], CLAIM_BOOST)
-        all_text = index.text_query(text, ["content_all"])
+        user = normalize_user(req.user_id)
+        index = self.memory.index.for_user(user)
+        if index is None:
+            return [], 0
+        now_s = req.now if req.now is not None else time.time()
+        plan = query_plan(text, now_s)
+        searcher = index.searcher()
+        names, words = _names(index, searcher, plan.words)
+        text_query = index.words_query(words, ["content", "claims"], CLAIM_BOOST)
+        all_text = index.words_query(words, ["content_all"])
         if text_query is None or all_text is None:
             return [], 0
-        now = millis(req.now if req.now is not None else time.time())
-        scope = self._scope(req)
+        bonus = [("should", const_score(index.fuzzy("author", name, _edits(name)), NAME_BONUS))
+                 for name in names]
+        now = millis(now_s)
+        scope = _scope(req, index)
         horizon = now if req.as_of is None else millis(req.as_of)
         live = [("must", index.int_range("expires_at", horizon + 1, None))]
         if req.as_of is not None:
             live.append(("must", index.int_range("created_at", None, millis(req.as_of))))
         retired = index.term("status", models.SUPERSEDED)
-        searcher = index.searcher()
         everything = _count(searcher.search(boolean([("must", all_text), *scope]), limit=1,
                                             count=True))
-        current_query = boolean([("must", text_query), *scope, *live, ("not", retired)])
+        current_query = boolean([("must", text_query), *bonus, *scope, *live,
+                                 ("not", retired)])
+        turns = searcher.doc_freq("traits", TURN_TRAIT) > 0
+        rerank = bool(plan.spans) or turns
+        pool = max(POOL, req.top_k) if rerank else req.top_k
         # Injection's reader leaves records expired by staleness out until reconfirmed: page
         # past them so they never take a top-k slot.
         hide = self.hide_expired and not history
@@ -360,22 +386,29 @@ class Reader:
         ranked: list[tuple[str, float, bool]] = []
         matched = dropped = offset = 0
         for _page in range(MAX_PAGES if hide else 1):
-            current = searcher.search(current_query, limit=req.top_k, count=True,
-                                      offset=offset)
+            current = searcher.search(current_query, limit=pool, count=True, offset=offset)
             matched = _count(current)
-            page = [(str(searcher.doc(addr).get_first("id")), score)
-                    for score, addr in current.hits]
-            hydrated.update(self.hydrate([rid for rid, _ in page], history=history,
-                                         as_of=req.as_of, now=req.now))
-            for rid, score in page:
-                hit = hydrated.get(rid)
-                if hide and hit is not None and hit.staleness \
-                        and hit.staleness.level == models.EXPIRED_LEVEL:
-                    dropped += 1
-                    continue
-                if len(ranked) < req.top_k:
-                    ranked.append((rid, score, False))
-            offset += req.top_k
+            found = _Found.of(searcher, current.hits)
+            if rerank:
+                if turns:
+                    self._fuse(found, index, searcher, [*scope, *live, ("not", retired)])
+                found.boost(plan.spans)
+            order = found.ranked()
+            for start in range(0, len(order), req.top_k):
+                chunk = order[start:start + req.top_k]
+                hydrated.update(self.hydrate(chunk, history=history, as_of=req.as_of,
+                                             now=req.now))
+                for rid in chunk:
+                    hit = hydrated.get(rid)
+                    if hide and hit is not None and hit.staleness \
+                            and hit.staleness.level == models.EXPIRED_LEVEL:
+                        dropped += 1
+                        continue
+                    if len(ranked) < req.top_k:
+                        ranked.append((rid, found.scores[rid], False))
+                if len(ranked) >= req.top_k:
+                    break
+            offset += pool
             if len(ranked) >= req.top_k or offset >= matched:
                 break
         if not history:
@@ -383,13 +416,14 @@ class Reader:
         else:
             seen = {rid for rid, _, _ in ranked}
             with_past = index.term_set("status", [models.SUPERSEDED, models.CONFLICTED])
-            past = searcher.search(boolean([("must", all_text), *scope, *live,
+            past = searcher.search(boolean([("must", all_text), *bonus, *scope, *live,
                                             ("must", with_past)]),
                                    limit=req.top_k + len(seen), count=True)
-            earlier = [(rid, score, True) for rid, score in
-                       ((str(searcher.doc(addr).get_first("id")), score)
-                        for score, addr in past.hits) if rid not in seen]
-            ranked = sorted([*ranked, *earlier], key=lambda r: (-r[1], r[2]))[: req.top_k]
+            earlier = _Found.of(searcher, past.hits)
+            earlier.boost(plan.spans)
+            ranked = sorted([*ranked, *((rid, earlier.scores[rid], True)
+                                        for rid in earlier.ranked() if rid not in seen)],
+                            key=lambda r: (-r[1], r[2]))[: req.top_k]
             plain = _count(searcher.search(
                 boolean([("must", text_query), *scope, *live, ("not", with_past)]),
                 limit=1, count=True))
@@ -406,21 +440,8 @@ class Reader:
                 # As of a past time, a record retired only later was current then.
                 hit.historical = hit.historical or (historical and req.as_of is None)
                 out.append(hit)
+        context.attach(self.memory, out, history=history, now=req.now)
         return out, max(hidden, 0)
-
-    def _scope(self, req: SearchRequest) -> list[tuple[str, Any]]:
-        """The index clauses every memory search keeps: the user, the client, the kinds."""
-        index = self.memory.index
-        scope: list[tuple[str, Any]] = [("must", index.term("user_id",
-                                                            normalize_user(req.user_id)))]
-        if req.client is not None:
-            scope.append(("must", index.term("client", req.client)))
-        kinds, excluded = kind_filter(req.kind)
-        if kinds:
-            scope.append(("must", index.term_set("kind", kinds)))
-        for kind in excluded:
-            scope.append(("not", index.term("kind", kind)))
-        return scope
 
     def _search_valid_at(self, req: SearchRequest, text: str) -> tuple[list[Hit], int]:
         """Memory hits that held at ``req.valid_at`` (``valid_time``), best first, on their
@@ -429,11 +450,15 @@ class Reader:
         that did not hold are paged past (counted in ``hidden``), so they never take a slot.
         """
         assert req.valid_at is not None
-        index = self.memory.index
-        query = index.text_query(text, ["content_all", "claims"], CLAIM_BOOST)
+        index = self.memory.index.for_user(normalize_user(req.user_id))
+        if index is None:
+            return [], 0
+        now_s = req.now if req.now is not None else time.time()
+        query = index.words_query(query_plan(text, now_s).words, ["content_all", "claims"],
+                                  CLAIM_BOOST)
         if query is None:
             return [], 0
-        clauses = [("must", query), *self._scope(req),
+        clauses = [("must", query), *_scope(req, index),
                    ("must", index.int_range("expires_at", millis(req.valid_at) + 1, None))]
         if req.as_of is not None:
             clauses.append(("must", index.int_range("created_at", None, millis(req.as_of))))
@@ -462,6 +487,23 @@ class Reader:
                 break
         out.sort(key=lambda h: _tie_order(h.id, h.score, False, {h.id: h}))
         return out, dropped
+
+    def _fuse(self, found: _Found, index: TantivyIndex, searcher: Any,
+              admit: list[tuple[str, Any]]) -> None:
+        """Neighbour fusion over the candidates that are conversation turns; a successor
+        that was no candidate joins only if the query's exclusions let it (``admit``)."""
+        turns = [rid for rid, doc in found.docs.items() if doc.turn]
+        if not turns:
+            return
+        near = self.memory.session_neighbours(turns, before=False)
+        next_of = {rid: pair[1] for rid, pair in near.items() if pair[1]}
+        fused = fuse_neighbours(found.scores, next_of)
+        new = [rid for rid in fused if rid not in found.scores]
+        if new:
+            allowed = searcher.search(boolean([("must", index.term_set("id", new)), *admit]),
+                                      limit=len(new))
+            found.add(searcher, allowed.hits)
+        found.scores = {rid: score for rid, score in fused.items() if rid in found.docs}
 
     def hydrate(self, ids: list[str], *, history: bool = False, as_of: float | None = None,
                 now: float | None = None) -> dict[str, Hit]:
@@ -541,6 +583,19 @@ class Reader:
             return False
         row = self.memory.get_rows([record_id]).get(record_id)
         return row is not None and row["created_at"] > when
+
+
+def _scope(req: SearchRequest, index: TantivyIndex) -> list[tuple[str, Any]]:
+    """The index clauses every memory search keeps: the user, the client, the kinds."""
+    scope: list[tuple[str, Any]] = [("must", index.term("user_id", normalize_user(req.user_id)))]
+    if req.client is not None:
+        scope.append(("must", index.term("client", req.client)))
+    kinds, excluded = kind_filter(req.kind)
+    if kinds:
+        scope.append(("must", index.term_set("kind", kinds)))
+    for kind in excluded:
+        scope.append(("not", index.term("kind", kind)))
+    return scope
 
 
 def _tie_order(rid: str, score: float, historical: bool,
@@ -673,3 +728,60 @@ def _json(text: str | None, default: Any) -> Any:
         return json.loads(text) if text else default
     except ValueError:
         return default
+
+
+@dataclass
+class _Doc:
+    turn: bool  # a conversation turn: an author and a session
+    times: tuple[float | None, float | None]  # created, valid (seconds)
+
+
+@dataclass
+class _Found:
+    """A page of candidates: their scores, stored fields and index order."""
+
+    scores: dict[str, float]
+    docs: dict[str, _Doc]
+    order: dict[str, int]
+
+    @classmethod
+    def of(cls, searcher: Any, hits: list[tuple[float, Any]]) -> _Found:
+        found = cls({}, {}, {})
+        found.add(searcher, hits)
+        return found
+
+    def add(self, searcher: Any, hits: list[tuple[float, Any]]) -> None:
+        for score, addr in hits:
+            doc = searcher.doc(addr)
+            rid = str(doc.get_first("id"))
+            created, valid = doc.get_first("created_at"), doc.get_first("valid_at")
+            self.scores.setdefault(rid, float(score))
+            self.order.setdefault(rid, len(self.order))
+            self.docs[rid] = _Doc(
+                turn=bool(doc.get_first("author")) and bool(doc.get_first("session_id")),
+                times=(created / 1000 if created is not None else None,
+                       valid / 1000 if valid is not None else None))
+
+    def boost(self, spans: list[Any]) -> None:
+        if spans:
+            self.scores = boost_dates(self.scores, {r: d.times for r, d in self.docs.items()},
+                                      spans)
+
+    def ranked(self) -> list[str]:
+        return sorted(self.scores, key=lambda r: (-self.scores[r], self.order.get(r, 0), r))
+
+
+def _edits(word: str) -> int:
+    return 1 if len(word) >= NAME_MIN_EDIT_CHARS else 0
+
+
+def _names(index: TantivyIndex, searcher: Any, words: list[str]) -> tuple[list[str], list[str]]:
+    """Split the query's words into those naming an author of the user's records (exactly,
+    or with one typo when long enough) and the rest; all of them stay words when every one
+    names an author."""
+    if not words or searcher.doc_freq("traits", AUTHORED) == 0:
+        return [], words
+    names = [w for w in words if w.isalpha() and _count(searcher.search(
+        index.fuzzy("author", w, _edits(w)), limit=1, count=True))]
+    rest = [w for w in words if w not in names]
+    return (names, rest) if rest else ([], words)

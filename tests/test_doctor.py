@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from lintaid.store.user_index import user_dir_name
 from lintaid_client import connection, paths, spool
 from tests.conftest import Served, invoke, wait_for
 
@@ -116,7 +117,8 @@ def test_a_damaged_index(home: Path, served: Served) -> None:
     project = served.root
     served.json("add", "The deploy key rotates every 90 days.")
     served.stop()
-    meta = paths.index_dir(project, "memory") / "meta.json"
+    # One index per user: the local user's is damaged.
+    meta = paths.index_dir(project, "memory") / user_dir_name("local") / "meta.json"
     meta.write_text("{ this is not an index")
     code, report, _ = doctor(project)
     assert code == 1

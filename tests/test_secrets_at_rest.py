@@ -57,11 +57,12 @@ def words(secret: str) -> list[str]:
 
 def found_in_indexes(root: Path, secrets: list[str] = ALL_SECRETS) -> list[str]:
     """Secret words any search index answers to (its term dictionaries are compressed, so
-    reading their bytes alone proves nothing)."""
+    reading their bytes alone proves nothing). Every index counts: the workspace's and each
+    user's memory index (``index/memory/u<hash>/``), named by the store they belong to."""
     hits = []
-    for folder in sorted((paths.state_dir(root) / "index").glob("*")):
-        if not (folder / "meta.json").exists():
-            continue
+    top = paths.state_dir(root) / "index"
+    for folder in sorted(meta.parent for meta in top.rglob("meta.json")):
+        store = folder.relative_to(top).parts[0]
         index = tantivy.Index.open(str(folder))
         schema = json.loads((folder / "meta.json").read_text())["schema"]
         fields = [f["name"] for f in schema if f["type"] == "text"]
@@ -70,7 +71,7 @@ def found_in_indexes(root: Path, secrets: list[str] = ALL_SECRETS) -> list[str]:
             for word in words(secret):
                 query, _errors = index.parse_query_lenient(word, fields)
                 if searcher.search(query, limit=1).hits:
-                    hits.append(f"{folder.name}: {word}")
+                    hits.append(f"{store}: {word}")
     return hits
 
 

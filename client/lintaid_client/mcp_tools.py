@@ -51,6 +51,7 @@ class SearchLine:
     superseded_by: str | None
     client: str | None  # the agent client that captured it
     staleness: str | None  # fresh | aging | stale | expired (memory records only)
+    context: list[str]  # a conversation turn's neighbours: "before: Name: text", "after: ..."
 
 
 @dataclass
@@ -180,7 +181,8 @@ def _search(raw: Any, args: dict[str, Any], root: Path) -> SearchLines:
             id=h.id, status=h.status or CURRENT, historical=bool(h.historical), store=h.store,
             kind=h.kind, score=round(float(h.score or 0.0), 4), summary=one_line(h.content),
             location=h.location() if h.store == WORKSPACE and h.path else None,
-            superseded_by=h.superseded_by, client=h.client, staleness=_level(h))
+            superseded_by=h.superseded_by, client=h.client, staleness=_level(h),
+            context=[f"{c.position}: {one_line(c.said())}" for c in h.context])
             for h in hits],
         hidden=int(raw.get("hidden") or 0), history=bool(raw.get("history")))
 

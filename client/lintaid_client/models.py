@@ -140,6 +140,28 @@ class Staleness(_Model):
     checked_at: float | None = None
 
 
+BEFORE: Final = "before"
+AFTER: Final = "after"
+
+
+@dataclass
+class Context(_Model):
+    """A record beside a hit in its conversation (the same session): said just ``before`` or
+    ``after`` it. Short: the start of its text, superseded statements cut out."""
+
+    id: str
+    position: str  # BEFORE | AFTER
+    content: str
+    author: str | None = None
+    created_at: float | None = None
+
+    def said(self) -> str:
+        """``Name: text`` (the text alone when it names its speaker already, or none)."""
+        if self.author and not self.content.startswith(f"{self.author}:"):
+            return f"{self.author}: {self.content}"
+        return self.content
+
+
 @dataclass
 class Hit(_Model, Mapping[str, Any]):
     """One memory record or one workspace chunk, with everything needed to judge it."""
@@ -180,6 +202,7 @@ class Hit(_Model, Mapping[str, Any]):
     changed_files: list[str] = field(default_factory=list)
     staleness: Staleness | None = None  # memory records only
     reviews: list[str] = field(default_factory=list)  # review items waiting on this record
+    context: list[Context] = field(default_factory=list)  # conversation turns only
     # workspace chunks
     path: str | None = None
     start_line: int | None = None
@@ -194,6 +217,8 @@ class Hit(_Model, Mapping[str, Any]):
                          for r in hit.relations]
         if isinstance(hit.staleness, Mapping):
             hit.staleness = Staleness.from_dict(hit.staleness)
+        hit.context = [c if isinstance(c, Context) else Context.from_dict(c)
+                       for c in hit.context or []]
         return hit
 
     # -- read-only mapping, for mem0-shaped callers ---------------------------------------

@@ -23,6 +23,7 @@ from lintaid_client import models
 from lintaid_client.models import Change, Claim, Conflict, Hit, ProjectState, Statement
 
 MAX_EXCERPT_BYTES: Final = 800
+MAX_CONTEXT_BYTES: Final = 240
 EXCERPT_LINES: Final = 3
 DEFAULT_MAX_RECORDS: Final = 5
 DEFAULT_MAX_BYTES: Final = 8000
@@ -253,6 +254,9 @@ def _entry(hit: Hit, excerpt: str, superseded: list[str], where: Where) -> str:
         out.append(f"  Note: file changed since capture: {changed}")
     out.extend("  " + line for line in excerpt.splitlines())
     out.extend("  " + note for note in superseded)
+    # A conversation turn's neighbours, so a reply is read beside what it answers.
+    out.extend(f"  Said {c.position}: " + cap_bytes(" ".join(c.said().split()),
+                                                     MAX_CONTEXT_BYTES) for c in hit.context)
     return "\n".join(out) + "\n"
 
 

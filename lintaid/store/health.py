@@ -32,6 +32,9 @@ class IndexHealth:
     docs: int = 0
 
 
+PER_USER = {"memory"}  # one index per user id under the folder (``user_index.py``)
+
+
 def index_health(root: Path, name: str) -> IndexHealth:
     build, version = INDEXES[name]
     path = paths.index_dir(root, name)
@@ -43,10 +46,16 @@ def index_health(root: Path, name: str) -> IndexHealth:
         marker = None
     if marker != str(version):
         return IndexHealth(name, path, True, f"of schema {marker or 'unknown'}, not {version}")
-    try:
-        index = tantivy.Index(build(), path=str(path), reuse=True)
-        searcher = index.searcher()
-        searcher.search(tantivy.Query.all_query(), limit=1)
-        return IndexHealth(name, path, True, docs=int(searcher.num_docs))
-    except (OSError, ValueError, RuntimeError) as err:
-        return IndexHealth(name, path, True, f"unreadable: {str(err).splitlines()[0][:200]}")
+    folders = sorted(p for p in path.iterdir() if p.is_dir()) if name in PER_USER else [path]
+    docs = 0
+    for folder in folders:
+        try:
+            index = tantivy.Index(build(), path=str(folder), reuse=True)
+            searcher = index.searcher()
+            searcher.search(tantivy.Query.all_query(), limit=1)
+            docs += int(searcher.num_docs)
+        except (OSError, ValueError, RuntimeError) as err:
+            where = "" if folder == path else f" ({folder.name})"
+            return IndexHealth(name, path, True,
+                               f"unreadable{where}: {str(err).splitlines()[0][:200]}")
+    return IndexHealth(name, path, True, docs=docs)

@@ -15,11 +15,12 @@ from typing import Any
 
 import tantivy
 
+from lintaid.retrieval.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, words
+
 SCHEMA_FILE = "lintaid-schema"
 I64_MAX = 2**63 - 1
-MAX_QUERY_CHARS = 20_000
-MAX_QUERY_TERMS = 256
-_QUERY_SPECIALS = set('+-&|!(){}[]^"~*?:\\/<>=\'`')
+__all__ = ["MAX_QUERY_CHARS", "MAX_QUERY_TERMS", "TantivyIndex", "boolean", "const_score",
+           "millis"]
 
 
 def millis(seconds: float | None) -> int:
@@ -46,11 +47,14 @@ def millis(seconds: float | None) -> int:
 class TantivyIndex:
     """One index directory with one long-lived writer, owned by the writer thread."""
 
-    def __init__(self, path: Path, build_schema: Callable[[], tantivy.Schema], version: int):
+    def __init__(self, path: Path, build_schema: Callable[[], tantivy.Schema], version: int,
+                 *, heap_size: int = 50_000_000):
         self.path = path
         self.version = version
         self.schema = build_schema()
         self.rebuilt = False
+        self.heap_size = heap_size
+        self.dirty = False  # written since the last commit
         self.index = self._open()
         self._writer: tantivy.IndexWriter | None = None
         self._lock = threading.Lock()
@@ -79,7 +83,7 @@ class TantivyIndex:
     # -- writing (writer thread only) -------------------------------------------------------
     def writer(self) -> tantivy.IndexWriter:
         if self._writer is None:
-            self._writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+            self._writer = self.index.writer(heap_size=self.heap_size, num_threads=1)
         return self._writer
 
     def replace(self, key_field: str,
@@ -90,6 +94,7 @@ class TantivyIndex:
         returns (key, reason) for each one left out, for the caller to log.
         """
         w = self.writer()
+        self.dirty = True
         skipped: list[tuple[str, str]] = []
         for key, doc in docs:
             w.delete_documents_by_term(key_field, key)
@@ -112,6 +117,7 @@ class TantivyIndex:
             w.rollback()
             self._writer = None
             raise
+        self.dirty = False
         self.index.reload()
 
     def close(self) -> None:
@@ -131,16 +137,25 @@ class TantivyIndex:
                    boosts: dict[str, float] | None = None) -> tantivy.Query | None:
         """Parse free text as OR'ed words (never as query syntax); None when nothing is left."""
         # A pasted log or a huge prompt must not become a million-term query that stalls the
-        # daemon: distinct words, first MAX_QUERY_TERMS of them.
-        text = text[:MAX_QUERY_CHARS]
-        words = list(dict.fromkeys(
-            "".join(" " if ch in _QUERY_SPECIALS else ch for ch in text).lower().split()
-        ))[:MAX_QUERY_TERMS]
-        if not words:
+        # daemon: distinct words, first MAX_QUERY_TERMS of them (``retrieval.query.words``).
+        return self.words_query(words(text), fields, boosts)
+
+    def words_query(self, terms: list[str], fields: list[str],
+                    boosts: dict[str, float] | None = None) -> tantivy.Query | None:
+        """Words already split (``retrieval.query.words``) as OR'ed terms; None if none."""
+        if not terms:
             return None
-        query, _errors = self.index.parse_query_lenient(" ".join(words), fields,
+        query, _errors = self.index.parse_query_lenient(" ".join(terms), fields,
                                                         field_boosts=boosts or {})
         return query
+
+    def fuzzy(self, field: str, word: str, distance: int) -> tantivy.Query:
+        """``word`` or a term within ``distance`` edits of it (a transposition is one)."""
+        return tantivy.Query.fuzzy_term_query(self.schema, field, word, distance=distance)
+
+    def count(self, query: tantivy.Query) -> int:
+        result: Any = self.searcher().search(query, limit=1, count=True)
+        return int(result.count)  # tantivy's stub lacks ``count``
 
     def term(self, field: str, value: str) -> tantivy.Query:
         return tantivy.Query.term_query(self.schema, field, value)
@@ -162,6 +177,11 @@ class TantivyIndex:
 
     def num_docs(self) -> int:
         return self.index.searcher().num_docs
+
+
+def const_score(query: tantivy.Query, score: float) -> tantivy.Query:
+    """``query``'s matches, each scored ``score`` (a bonus, whatever the term statistics)."""
+    return tantivy.Query.const_score_query(query, score)
 
 
 def boolean(clauses: list[tuple[str, tantivy.Query]]) -> tantivy.Query:

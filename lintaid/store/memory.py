@@ -34,17 +34,22 @@ from lintaid_client import models, paths
 from . import chains, integrity, state, timeline, transfer
 from .backup import BackupInfo, copy_database, rolling_backup
 from .derived_tables import DerivedTables
-from .index import TantivyIndex, millis
+from .index import millis
 from .migrations import migrate
 from .outbox import EXPIRE, FORGET, LINK, RECORD, Outbox
 from .reviews import ReviewTable
 from .schema import DERIVED_VERSION_KEY, ensure_derived_schema, get_meta, set_meta
 from .sqlite import VARIABLE_BUDGET, batches, connect, in_batches, transaction
+from .user_index import UserIndexes
 
-INDEX_VERSION = 5  # 4: created_at and expires_at in milliseconds; 5: client
+INDEX_VERSION = 6  # 4: created_at and expires_at in milliseconds; 5: client; 6: one index per
+# user, author, session_id, valid_at
 MAX_AHEAD_S = 86_400.0
 """How far ahead of the wall clock a stored or explicit time may pull the store's clock: an
 import dated in the year 9000 must not drag every later stamp there."""
+MAX_AUTHOR_CHARS = 100
+AUTHORED, TURN = "author", "turn"
+"""Traits: the record has an author; it is a conversation turn (an author and a session)."""
 log = structlog.get_logger("lintaid.store")
 
 
@@ -72,9 +77,28 @@ def _memory_schema() -> tantivy.Schema:
     sb.add_text_field("status", tokenizer_name="raw")
     sb.add_text_field("kind", tokenizer_name="raw")
     sb.add_text_field("client", tokenizer_name="raw")  # the agent client that captured it
-    sb.add_integer_field("created_at", indexed=True, fast=True)
+    # Who said it (``metadata.author``): matched as a name, never as words of the text.
+    sb.add_text_field("author", stored=True, tokenizer_name="default")
+    sb.add_text_field("session_id", stored=True, tokenizer_name="raw")
+    # TRAITS: what kinds of records a user's index holds, so a search pays for a rule only
+    # when it can apply.
+    sb.add_text_field("traits", tokenizer_name="raw")
+    sb.add_integer_field("created_at", indexed=True, fast=True, stored=True)
+    sb.add_integer_field("valid_at", indexed=True, fast=True, stored=True)
     sb.add_integer_field("expires_at", indexed=True, fast=True)
     return sb.build()
+
+
+def author_of(metadata: str | None) -> str | None:
+    """A record's author: its ``metadata.author`` when that is a non-blank string."""
+    try:
+        meta = json.loads(metadata) if metadata else {}
+    except ValueError:
+        return None
+    author = meta.get("author") if isinstance(meta, dict) else None
+    if not isinstance(author, str) or not author.strip():
+        return None
+    return " ".join(author.split())[:MAX_AUTHOR_CHARS]
 
 
 class MemoryStore:
@@ -98,12 +122,20 @@ class MemoryStore:
         self._indexed: dict[str, int] = {}  # (record, seq) in the index, rows not yet cleared
         self._indexed_lock = threading.Lock()
         self._index_requests: queue.Queue[Callable[[], None] | None] = queue.Queue()
-        self.index = TantivyIndex(paths.index_dir(root, "memory"), _memory_schema, INDEX_VERSION)
+        self.index = UserIndexes(paths.index_dir(root, "memory"), _memory_schema, INDEX_VERSION)
         if self.index.rebuilt:
             self._write.execute(
                 "INSERT OR IGNORE INTO pending_index(record_id, seq) SELECT id, 0 FROM records"
                 " WHERE forgotten_at IS NULL"
             )
+        # A user's index recreated empty, or missing (its folder removed): fed again.
+        indexed = set(self.index.users())
+        stored = {r[0] for r in self._write.execute("SELECT DISTINCT user_id FROM records"
+                                                    " WHERE forgotten_at IS NULL")}
+        for user in sorted(set(self.index.broken) | (stored - indexed)):
+            self._write.execute(
+                "INSERT OR IGNORE INTO pending_index(record_id, seq) SELECT id, 0 FROM records"
+                " WHERE forgotten_at IS NULL AND user_id = ?", (user,))
         try:
             self._index_pending(self._write)  # replay what a crash left behind, before serving
         except Exception as err:  # rows stay pending: the indexer retries after each commit
@@ -519,14 +551,14 @@ class MemoryStore:
                    if already.get(r[0]) != r[1]]
         if not pending:
             return 0
-        docs: list[tuple[str, dict[str, Any] | None]] = []
+        docs: dict[str, list[tuple[str, dict[str, Any] | None]]] = {}
         skipped: list[tuple[str, str]] = []
         ids = [rid for rid, _ in pending]
         for chunk in batches(ids, 500):
             rows = {
                 r["id"]: r for r in in_batches(
                     conn, "SELECT r.id, r.content, r.user_id, r.kind, r.provider, r.created_at,"
-                    " r.expires_at,"
+                    " r.expires_at, r.valid_at, r.session_id, r.metadata,"
                     " r.forgotten_at, COALESCE(s.status, 'current') AS status"
                     " FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
                     " WHERE r.id IN ({ids})", chunk)
@@ -544,16 +576,20 @@ class MemoryStore:
                     current.setdefault(r[0], []).append(f"{r['subject']} {r['value']}")
             for rid in chunk:
                 row = rows.get(rid)
-                if row is None or row["forgotten_at"] is not None:
-                    docs.append((rid, None))
+                if row is None:  # never stored (records are never deleted): nothing to drop
+                    continue
+                mine = docs.setdefault(row["user_id"], [])
+                if row["forgotten_at"] is not None:
+                    mine.append((rid, None))
                     continue
                 try:
                     doc = _document(row, retired.get(rid, []), current.get(rid, []))
                 except (ValueError, TypeError) as err:
                     skipped.append((rid, str(err)[:200]))
                     doc = None
-                docs.append((rid, doc))
-        skipped.extend(self.index.replace("id", docs))
+                mine.append((rid, doc))
+        for user, user_docs in docs.items():
+            skipped.extend(self.index.replace(user, user_docs))
         self.index.commit()
         for rid, reason in skipped:  # one bad row never blocks the rest, nor the next start
             log.error("index_row_skipped", record=rid, reason=reason)
@@ -571,6 +607,20 @@ class MemoryStore:
             " COALESCE(s.status, 'current') AS state, s.superseded_by,"
             " s.confidence, s.evidence AS state_evidence FROM records r"
             " LEFT JOIN record_state s ON s.record_id = r.id WHERE r.id IN ({ids})", ids)}
+
+    def session_neighbours(self, ids: list[str], *, before: bool = True
+                           ) -> dict[str, tuple[str | None, str | None]]:
+        """For each of ``ids`` in a session: the records just before (unless ``before`` is
+        False: None) and after it in that session (same user, by creation time, then id),
+        neither forgotten nor a prompt."""
+        near = ("(SELECT n.id FROM records n WHERE n.session_id = c.session_id"
+                " AND n.user_id = c.user_id AND n.forgotten_at IS NULL AND n.kind != 'prompt'"
+                " AND (n.created_at {op} c.created_at OR (n.created_at = c.created_at"
+                " AND n.id {op} c.id)) ORDER BY n.created_at {order}, n.id {order} LIMIT 1)")
+        prev = near.format(op="<", order="DESC") if before else "NULL"
+        sql = (f"SELECT c.id, {prev} AS prev_id, {near.format(op='>', order='ASC')} AS next_id"
+               " FROM records c WHERE c.id IN ({ids}) AND c.session_id IS NOT NULL")
+        return {r["id"]: (r["prev_id"], r["next_id"]) for r in in_batches(self._read(), sql, ids)}
 
     def claims_for(self, ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
@@ -892,12 +942,17 @@ def _document(row: sqlite3.Row, retired: list[tuple[int, int]],
     content = row["content"]
     if not isinstance(content, str):
         raise ValueError(f"content is a {type(content).__name__}, not text")
+    author = author_of(row["metadata"])
     return {
-        "id": row["id"], "content": _blank(content, retired), "content_all": content,
+        "id": row["id"], "content": blank(content, retired), "content_all": content,
         "claims": " ; ".join(current), "user_id": str(row["user_id"]),
         "status": str(row["status"]), "kind": str(row["kind"]),
         "created_at": millis(row["created_at"]), "expires_at": millis(row["expires_at"]),
+        **({"valid_at": millis(row["valid_at"])} if row["valid_at"] is not None else {}),
         **({"client": str(row["provider"])} if row["provider"] else {}),
+        **({"author": author, "traits": [AUTHORED, TURN] if row["session_id"] else [AUTHORED]}
+           if author else {}),
+        **({"session_id": str(row["session_id"])} if row["session_id"] else {}),
     }
 
 
@@ -922,7 +977,7 @@ _LIVE_COLUMNS: Final = {"id": "{t}.id", "created_at": "{t}.created_at", "source"
                         "session_id": "{t}.session_id", "text": "{t}.content", "path": "NULL"}
 
 
-def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+def blank(text: str, spans: list[tuple[int, int]]) -> str:
     """The text with the given character spans cut out."""
     if not spans:
         return text
