@@ -723,6 +723,45 @@ _LABELS = frozenset(
 )
 
 
+_CHANGE_VERB = (
+    r"\b(?:set|sets|setting|chang(?:e|ed|es|ing)|rais(?:e|ed|es|ing)|lower(?:ed|s|ing)?|"
+    r"reduc(?:e|ed|es|ing)|increas(?:e|ed|es|ing)|decreas(?:e|ed|es|ing)|bump(?:ed|s|ing)?|"
+    r"dropp(?:ed|ing)|drops?|cut(?:s|ting)?|updat(?:e|ed|es|ing)|tun(?:e|ed|es|ing)|"
+    r"cap(?:ped|s|ping)?|lift(?:ed|s|ing)?)\s+"
+)
+_OLD = r"(?:\s*,?\s*(?:instead\s+of|rather\s+than|not|\(was|(?:down\s+|up\s+)?from)\s+(" + VALUE + r")\)?)"
+_CHANGE_END = (r"(?=\s*[.!\"\u201d]*\s*$|\s*[,;]|\s+(?:because|since|as|so|and|but|which|"
+               r"after|now)\b)")
+_SCALAR_CHANGES = (
+    # "reduced the gateway retry count from 5 to 2", "set X to 2 instead of 5"
+    _rx(_CHANGE_VERB + _THE + r"([a-z][\w ./-]{0,99}?)\s+(?:from\s+(" + VALUE + r")\s+)?"
+        r"(?:(?:down|up)\s+)?to\s+(" + VALUE + r")" + _OLD + r"?" + _CHANGE_END),
+    # "gateway retry count: 2 instead of 5", "the retry count is now 2, not 5"
+    _rx(r"(?:^|(?<=[:;]))\s*(?:(?:[-*+]|\d+[.)])\s+)?" + _THE + r"([a-z][\w ./-]{0,99}?)\s*"
+        r"(?:[:=]|\b(?:is|are)\s+(?:now\s+)?(?:set\s+to\s+)?)\s*()(" + VALUE + r")" + _OLD
+        + _CHANGE_END),
+)
+
+
+def _scalar_changes(sentence: str) -> Iterator[_Extracted]:
+    """A setting changed to a new value, naming what it was or not: "reduced the retry count
+    to 2", "retry count: 2 instead of 5". The old value, when named, is what it replaces."""
+    for rx in _SCALAR_CHANGES:
+        m = _first_unnegated(rx, sentence)
+        if not m:
+            continue
+        name = canonical(m.group(1))
+        value = normalize_value(m.group(3))
+        old_text = m.group(2) or m.group(4)
+        old = normalize_value(old_text) if old_text else None
+        if not name or value is None or name in _LABELS or name in _PRONOUNS:
+            continue
+        if name.startswith("default ") or (name.endswith(" version") and name != "version"):
+            continue  # the default and version extractors own these
+        yield name, "value", value, old if old != value else None
+        return
+
+
 def _scalars(sentence: str) -> Iterator[_Extracted]:
     for rx in (_SCALAR, _SET_TO):
         m = rx.search(sentence)
@@ -1242,9 +1281,13 @@ RULES: tuple[Rule, ...] = tuple(sorted((
     Rule("env-default", 61, _rx(r"_[A-Z0-9]+`?\s*[,(]\s*default"), _plain(_env_defaults),
          yields_to=frozenset({"default"})),
     Rule("version", 70, _rx(r"version|pin|=="), _plain(_versions)),
-    Rule("setting", 80, _rx(r"[:=]|set|should\s+be|must\s+be"), _plain(_scalars)),
+    Rule("scalar-change", 75, _rx(
+        _CHANGE_VERB + r"|instead\s+of|rather\s+than|,\s*not\s|\(was\s"), _plain(_scalar_changes)),
+    Rule("setting", 80, _rx(r"[:=]|set|should\s+be|must\s+be"), _plain(_scalars),
+         yields_to=frozenset({"scalar-change"})),
     Rule("literal", 85, _rx(r"\b(?:is|are)\b|[:=]"), _plain(_literals),
-         yields_to=frozenset({"usage", "default", "version", "setting", "revert", "ownership"})),
+         yields_to=frozenset({"usage", "default", "version", "setting", "scalar-change", "revert",
+                              "ownership"})),
     Rule("policy", 90, _rx(r"always|never|don'?t|do\s+not"), _plain(_policies), yields_to=ANY),
 ), key=lambda r: r.priority))
 
