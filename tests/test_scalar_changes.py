@@ -1,4 +1,4 @@
-"""A setting changed in words ("reduced the retry count to 2", "retry count: 2 instead of 5")
+"""A setting changed in words (a scalar or a literal such as a bucket URL) ("reduced the retry count to 2", "retry count: 2 instead of 5")
 retires the value it replaces: in search, in `get` and in what the prompt hook injects."""
 
 from __future__ import annotations
@@ -26,6 +26,12 @@ def quads(text: str) -> list[Quad]:
     ("The retry count is now 2, not 5.", ("retry count", "value", "2", "5")),
     ("I increased the cache ttl to 10 minutes (was 5 minutes).",
      ("cache ttl", "value", "10min", "5min")),
+    ("Result: Reduced the gateway retry count to 2 instead of 5 in gateway/config.py.",
+     ("gateway retry count", "value", "2", "5")),
+    # literal settings name what they replace too
+    ("Result: The artifact bucket is now s3://acme-beta instead of s3://acme-alpha.",
+     ("artifact bucket", "value", "s3://acme-beta", "s3://acme-alpha")),
+    ("artifact_bucket: s3://b, not s3://a", ("artifact_bucket", "value", "s3://b", "s3://a")),
 ])
 def test_a_changed_setting_is_a_claim_naming_what_it_replaces(text: str, expected: Quad) -> None:
     assert quads(text) == [expected]

@@ -731,7 +731,7 @@ _CHANGE_VERB = (
 )
 _OLD = r"(?:\s*,?\s*(?:instead\s+of|rather\s+than|not|\(was|(?:down\s+|up\s+)?from)\s+(" + VALUE + r")\)?)"
 _CHANGE_END = (r"(?=\s*[.!\"\u201d]*\s*$|\s*[,;]|\s+(?:because|since|as|so|and|but|which|"
-               r"after|now)\b)")
+               r"after|now|in|on|at|for|across|within|under|via|per)\b)")
 _SCALAR_CHANGES = (
     # "reduced the gateway retry count from 5 to 2", "set X to 2 instead of 5"
     _rx(_CHANGE_VERB + _THE + r"([a-z][\w ./-]{0,99}?)\s+(?:from\s+(" + VALUE + r")\s+)?"
@@ -1102,13 +1102,17 @@ _LITERAL = (
     r"(?P<v>[a-z][a-z0-9+.-]*://[^\s\"'`]+|`[^`\s]{1,120}`|\"[^\"\s]{1,120}\"|'[^'\s]{1,120}'"
     r"|(?=[\w@~+-]*[./:_@~-][\w/])[\w./:@~+-]*[a-z0-9][\w./:@~+-]*)"
 )
+# "... instead of s3://alpha": what the new value replaces, when the sentence names it.
+_LITERAL_OLD = (r"(?:\s*,?\s+(?:instead\s+of|rather\s+than|not)\s+(?:the\s+)?"
+                + _LITERAL.replace("?P<v>", "?P<old>") + r")?")
 _LITERAL_IS = _rx(
     r"^" + _LEAD + _THE + r"(?P<s>[a-z][\w .-]{0,60}?)\s+(?:is|are)\s+(?:now\s+)?(?:set\s+to\s+)?"
-    + _THE + r"(?:" + _LITERAL + r"|(?P<n>" + VALUE + r"))(?:\s+now)?\s*[.!]*\s*$"
+    + _THE + r"(?:" + _LITERAL + _LITERAL_OLD + r"|(?P<n>" + VALUE + r"))(?:\s+now)?\s*[.!]*\s*$"
 )
 _POSSESSED = re.compile(r"^\s*(?:my|your|his|her|their|its)\s", re.IGNORECASE)
 _LITERAL_KEY = _rx(
-    r"^" + _LEAD + _THE + r"(?P<s>[a-z][\w .-]{0,60}?)\s*[:=]\s*" + _LITERAL + r"\s*[.!]*\s*$"
+    r"^" + _LEAD + _THE + r"(?P<s>[a-z][\w .-]{0,60}?)\s*[:=]\s*" + _LITERAL + _LITERAL_OLD
+    + r"\s*[.!]*\s*$"
 )
 # Subjects that name a turn of the conversation or a finding, not a setting.
 _NOT_A_SETTING = frozenset(
@@ -1144,14 +1148,15 @@ def _literals(sentence: str) -> Iterator[_Extracted]:
                 continue
             yield name, "value", normalize_value(number) or number, None
             return
-        value = m.group("v").strip("`\"'").rstrip(".")
+        value = m.group("v").strip("`\"'").rstrip(".,;")
         if (not value or normalize_value(value) is not None or name in _LABELS
                 or name in _NOT_A_SETTING or _bad_subject(name, m.group("s"))):
             continue
         single = " " not in name and not re.search(r"[_.-]", name)
         if rx is _LITERAL_KEY and single:
             continue  # "Fixed: src/a.py": a one-word label is no setting
-        yield name, "value", value.lower(), None
+        old = (m.group("old") or "").strip("`\"'").rstrip(".,;").lower() or None
+        yield name, "value", value.lower(), old
         return
 
 
