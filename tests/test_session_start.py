@@ -164,3 +164,14 @@ def test_the_budget_is_shared_between_sections() -> None:
     lines = injection.render_state(same, where=where, source="startup")
     assert lines is not None and "Cache option 3." in lines and "Cache option 2." in lines
     assert "Cache option 1." not in lines
+
+
+def test_a_statement_is_quoted_without_its_capture_label() -> None:
+    """A captured turn's sentence starts with its line's label; the quote drops it."""
+    state = ProjectState(decisions=[statement(
+        1, "artifact bucket", "Result: The artifact bucket is now s3://b instead of s3://a.")])
+    text = injection.render_state(state, where=injection.Where("main", None, None),
+                                  source="startup")
+    assert text is not None
+    assert '"The artifact bucket is now s3://b instead of s3://a."' in text
+    assert "Result:" not in text

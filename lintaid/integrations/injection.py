@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from typing import Any, Final
 
 from lintaid.capture.git import revision_status
-from lintaid.capture.record import PATHS, TOOLS
+from lintaid.capture.record import PATHS, REQUEST, RESULT, SUMMARY, TOOLS
 from lintaid.capture.transcript import cap_bytes
 from lintaid_client import models
 from lintaid_client.models import Change, Claim, Conflict, Hit, ProjectState, Statement
@@ -435,8 +435,13 @@ def _where(st: Statement) -> str:
     return f"{st.record_id}, {_day(st.created_at)}"
 
 
+_CAPTURE_LABEL: Final = re.compile(rf"^(?:{REQUEST}|{RESULT}|{SUMMARY}):\s+")
+
+
 def _quote(text: str) -> str:
-    return '"' + cap_bytes(" ".join(text.split()), MAX_EVIDENCE_BYTES) + '"'
+    """A statement in quotes, without the capture's line label ("Result: ...")."""
+    return '"' + cap_bytes(_CAPTURE_LABEL.sub("", " ".join(text.split())),
+                           MAX_EVIDENCE_BYTES) + '"'
 
 
 def _fold(text: str) -> str:
