@@ -1007,7 +1007,8 @@ def backup(root: Path, as_json: bool, **values: Any) -> None:
 def recover(root: Path, as_json: bool) -> None:
     """Salvage a damaged memory.db: every readable row, then the newest backup; the damaged
     file is kept aside. Stops the daemon first; spooled events replay when it starts."""
-    from .recovery import RecoveryError, recover_project
+    from .daemon import StartError
+    from .daemon import recover as recover_project
 
     fd = None
     for _attempt in range(3):  # an agent's hook may start the daemon again meanwhile
@@ -1024,7 +1025,7 @@ def recover(root: Path, as_json: bool) -> None:
              "`lintaid recover` again")
     try:
         report = recover_project(root)
-    except RecoveryError as err:
+    except StartError as err:
         fail(str(err))
     finally:
         lock.release(fd)

@@ -34,6 +34,7 @@ from .notify import Notifier
 from .ops import Services
 from .pause import PauseState
 from .policy.staleness import StalenessConfig
+from .recovery import RecoveryError, RecoveryReport, recover_project
 from .search import Reader
 from .server import Server
 from .spool_drain import SpoolDrainer
@@ -97,6 +98,16 @@ def _write_private(target: Path, text: str) -> None:
 
 class StartError(Exception):
     """The daemon could not start; the message says why in one line."""
+
+
+def recover(root: Path) -> RecoveryReport:
+    """``lintaid recover`` on the daemon's side: salvage a damaged memory.db (every readable
+    row, then the newest backup) while no daemon serves; the caller holds the project's lock.
+    Raises ``StartError`` with the one line that says why it could not."""
+    try:
+        return recover_project(root)
+    except RecoveryError as err:
+        raise StartError(str(err)) from err
 
 
 def start_reason(err: BaseException) -> str:
@@ -413,6 +424,13 @@ class Daemon:
         result["backups"] = {"kept": len(kept), "newest": str(kept[-1]) if kept else None,
                              "newest_at": _mtime(kept[-1]) if kept else None,
                              "interval_s": self.config.backup_interval_s}
+        indexes = {"memory": {"users": len(self.store.index.users()),
+                              "rebuilt_at_start": self.store.index.rebuilt,
+                              "recreated_users": len(self.store.index.broken)}}
         if self.workspace is not None:
             result["workspace"] = self.workspace.status()
+            indexes["workspace"] = {"rebuilt_at_start": self.workspace.store.index.rebuilt}
+        # What ``lintaid doctor`` reports of the derived indexes: the daemon opened and checked
+        # each one at start (and rebuilt what was missing, damaged or outdated).
+        result["indexes"] = indexes
         return result

@@ -34,7 +34,7 @@ SHOWN: Final = 5  # offending files named in a detail
 def run(root: Path) -> list[Check]:
     """Every check, generic ones first, then each agent client's."""
     status = _daemon_status(root)
-    checks = [_daemon(root, status), _files(root), _socket(root, status), *_indexes(root),
+    checks = [_daemon(root, status), _files(root), _socket(root, status), *_indexes(status),
               *_spool(root, status), _disk(root), *_watcher(status), *_pause(status),
               *_team(root, status)]
     for name, client in registry.CLIENTS.items():
@@ -179,23 +179,29 @@ def _socket(root: Path, status: dict[str, Any] | None) -> Check:
 
 
 # -- data ----------------------------------------------------------------------------------------
-def _indexes(root: Path) -> list[Check]:
-    from .store.health import index_health
-
+def _indexes(status: dict[str, Any] | None) -> list[Check]:
+    """The derived indexes, as the daemon found them: it opens and checks each one when it
+    starts and rebuilds what is missing, damaged or outdated from the databases. The doctor
+    never opens an index itself (only the daemon's store touches one)."""
+    if status is None:
+        return [Check("indexes", True, "not checked while the daemon is down; at its next start "
+                      "it checks each index and rebuilds a damaged or outdated one from the "
+                      "databases (nothing is lost)")]
+    found = status.get("indexes") or {}
     out = []
-    for name in ("memory", "workspace"):
-        health = index_health(root, name)
-        check_name = f"{name} index"
-        if not health.exists:
-            out.append(Check(check_name, True, f"{health.path} not built yet (the daemon "
-                             "builds it)"))
-        elif health.problem:
-            out.append(Check(check_name, False, f"{health.path} is {health.problem}",
-                             "the index is derived, so nothing is lost: restart the daemon "
-                             f"(lintaid stop --project {root} && lintaid start --project "
-                             f"{root}) and it is rebuilt from the databases"))
-        else:
-            out.append(Check(check_name, True, f"{health.docs} documents, readable"))
+    memory = found.get("memory")
+    if memory is not None:
+        detail = (f"{memory['users']} user index{'es' if memory['users'] != 1 else ''}, "
+                  f"{(status.get('memory') or {}).get('pending_index', 0)} records waiting "
+                  "to be indexed")
+        if memory.get("rebuilt_at_start") or memory.get("recreated_users"):
+            detail += ("; rebuilt at this start from memory.db (it was missing, damaged or "
+                       "outdated)")
+        out.append(Check("memory index", True, detail))
+    workspace = found.get("workspace")
+    if workspace is not None:
+        out.append(Check("workspace index", True, "rebuilt at this start from the project's "
+                         "files" if workspace.get("rebuilt_at_start") else "in use"))
     return out
 
 

@@ -114,19 +114,25 @@ def test_files_others_can_read(installed: Path) -> None:
 
 
 def test_a_damaged_index(home: Path, served: Served) -> None:
+    """The doctor never opens an index itself: the daemon checks each one when it starts,
+    rebuilds a damaged one from memory.db, and the doctor reports what it found."""
     project = served.root
     served.json("add", "The deploy key rotates every 90 days.")
     served.stop()
     # One index per user: the local user's is damaged.
     meta = paths.index_dir(project, "memory") / user_dir_name("local") / "meta.json"
     meta.write_text("{ this is not an index")
+    down = {c["name"]: c for c in doctor(project)[1]["checks"]}
+    assert "memory index" not in down and "rebuilds a damaged" in down["indexes"]["detail"]
+    served.start()  # a start finds the damage and rebuilds the index
     code, report, _ = doctor(project)
-    assert code == 1
-    problem = failed(report)["memory index"]
-    assert "unreadable" in problem["detail"] and "rebuilt" in problem["fix"]
-    served.start()  # the fix it names: a start rebuilds the index
-    assert doctor(project)[0] == 0
+    assert code == 0
+    check = {c["name"]: c for c in report["checks"]}["memory index"]
+    assert check["ok"] and "rebuilt at this start" in check["detail"]
     assert served.json("search", "deploy key")["results"]
+    served.restart()  # nothing damaged now: nothing rebuilt
+    check = {c["name"]: c for c in doctor(project)[1]["checks"]}["memory index"]
+    assert "rebuilt" not in check["detail"]
 
 
 def test_a_full_spool_and_rejected_events(home: Path, project: Path,
