@@ -186,7 +186,9 @@ def test_a_change_needs_the_same_origin(served: Served, viewer: Viewer) -> None:
     assert page.headers["Location"] == f"/{viewer.token}/?notice=forgotten&id={rid}"
     with pytest.raises(protocol.NotFound):
         served.memory().get(rid)
-    assert viewer.get(f"/record/{rid}").status == 404
+    gone = viewer.get(f"/record/{rid}")  # its page says so, and offers to restore it
+    assert gone.status == 200 and 'class="badge forgotten"' in gone.body
+    assert f'action="/{viewer.token}/record/{rid}/restore"' in gone.body
 
 
 def test_a_browser_without_origin_is_recognised_by_fetch_metadata(served: Served,
