@@ -9,7 +9,9 @@ Starts a daemon process (``LINTAID_NO_WATCH=1``) in a temporary project, grows i
 is set again every 25 records of its kind), opens the viewer with ``lintaid ui --no-open``
 and times whole HTTP requests from this process over the loopback address: the timeline's
 first page, the same filtered to superseded records, a search (history on and off), a
-record page (claims, chains, relations, provenance, audit) and the status page. The live
+record page (claims, chains, relations, provenance, audit), a forgotten record's page, the
+conflicts and review page, the audit listing (its newest page, and filtered to an actor with
+one change among them all) and the status page. The live
 figure is the time from an acknowledged add to the ``change`` event on an open
 ``/events`` stream. Prints figures; no assertions on timing.
 """
@@ -116,12 +118,20 @@ def main() -> None:
                     mem.add_many([text(have + k, rnd) for k in range(n)])
                     have += n
                 record = mem.search("gateway timeout ms", top_k=1)["results"][0]["id"]
+                if size == sizes[0]:  # one forgotten record (its page), one change by "cli"
+                    gone = mem.add(f"A note to forget, {size}.")["results"][0]["id"]
+                    subprocess.run([*run, "forget", gone, "--project", str(root)], check=True,
+                                   env=env, stdout=subprocess.DEVNULL)
                 pages = {
                     "timeline": "/",
                     "timeline, superseded only": "/?status=superseded",
                     "search": "/search?q=gateway+timeout",
                     "search, history": "/search?q=gateway+timeout&history=1",
                     "record (chains, audit)": f"/record/{quote(record)}",
+                    "forgotten record": f"/record/{quote(gone)}",
+                    "conflicts & review": "/conflicts",
+                    "audit, newest page": "/audit",
+                    "audit, actor matching 1": "/audit?actor=cli",
                     "status": "/status",
                 }
                 print(f"\n{size} records")

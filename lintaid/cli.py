@@ -673,8 +673,8 @@ def _utc(epoch: float | None) -> str:
 @op_options("audit")
 @json_flag
 def audit(root: Path, as_json: bool, **values: Any) -> None:
-    """Every change made to memories, oldest first: when (UTC), who, what, which memory, and
-    its content's hashes before and after."""
+    """Every change made to memories, oldest first (or --order newest): when (UTC), who,
+    what, which memory, and its content's hashes before and after."""
     result = call(root, "audit", op_args("audit", values), timeout=120)
     if as_json:
         click.echo(json.dumps(result, indent=2))

@@ -307,7 +307,8 @@ def op_decide(s: Services, args: Args) -> Future[Args]:
 
 def op_audit(s: Services, args: Args) -> Args:
     return s.reader.audit(args["user_id"], record_id=args["id"], since=args["since"],
-                          actor=args["actor"], after=args["after"], limit=args["limit"])
+                          actor=args["actor"], after=args["after"], limit=args["limit"],
+                          newest_first=args["order"] == "newest")
 
 
 def op_export(s: Services, args: Args) -> Args:

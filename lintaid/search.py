@@ -234,12 +234,13 @@ class Reader:
 
     def audit(self, user_id: str | None, *, record_id: str | None = None,
               since: float | None = None, actor: str | None = None, after: int = 0,
-              limit: int = 100) -> dict[str, Any]:
-        """Every mutation of the user's memories in the order made (of one record, since a
-        time, by one actor when asked), as ``history`` has each; ``next``: the ``after`` that
-        reads on, or None at the end."""
+              limit: int = 100, newest_first: bool = False) -> dict[str, Any]:
+        """Every mutation of the user's memories in the order made, or newest first (of one
+        record, since a time, by one actor when asked), as ``history`` has each; ``next``:
+        the ``after`` that reads on in the same order, or None at the end."""
         rows = self.memory.audit_list(normalize_user(user_id), target=record_id, since=since,
-                                      actor=actor, after_seq=after, limit=limit + 1)
+                                      actor=actor, after_seq=after, limit=limit + 1,
+                                      newest_first=newest_first)
         more = len(rows) > limit
         events = [audit_event(a) for a in rows[:limit]]
         return {"results": events, "next": int(events[-1]["id"]) if more else None}

@@ -158,3 +158,20 @@ def test_the_audit_listing_filters(served: Served) -> None:
     assert [e["id"] for e in first["results"] + rest] == [e["id"] for e in everything]
     bad = served.cli("audit", "--since", "yesterday-ish")
     assert bad.exit_code == 1 and "--since" in bad.stderr
+
+
+def test_the_audit_listing_reads_newest_first_page_by_page(served: Served) -> None:
+    for n in range(5):
+        served.call("add", {"content": f"Release train {n} leaves on Tuesday."})
+    oldest = [e["id"] for e in served.json("audit")["results"]]
+    newest = [e["id"] for e in served.json("audit", "--order", "newest")["results"]]
+    assert newest == oldest[::-1]
+    pages, after = [], 0
+    while True:
+        page: dict[str, Any] = served.memory().audit(newest_first=True, limit=2, after=after)
+        pages.append([e["id"] for e in page["results"]])
+        if page["next"] is None:
+            break
+        after = page["next"]
+    assert pages == [newest[0:2], newest[2:4], newest[4:]]
+    assert served.cli("audit", "--order", "sideways").exit_code == 2  # click: not a choice

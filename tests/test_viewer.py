@@ -186,7 +186,9 @@ def test_a_change_needs_the_same_origin(served: Served, viewer: Viewer) -> None:
     assert page.headers["Location"] == f"/{viewer.token}/?notice=forgotten&id={rid}"
     with pytest.raises(protocol.NotFound):
         served.memory().get(rid)
-    assert viewer.get(f"/record/{rid}").status == 404
+    gone = viewer.get(f"/record/{rid}")  # its page says so, and offers to restore it
+    assert gone.status == 200 and 'class="badge forgotten"' in gone.body
+    assert f'action="/{viewer.token}/record/{rid}/restore"' in gone.body
 
 
 def test_a_browser_without_origin_is_recognised_by_fetch_metadata(served: Served,
@@ -396,3 +398,182 @@ def test_each_status_filter_lists_exactly_the_records_of_that_status(served: Ser
         listed = served.call("list", {"status": status, "limit": 100})["results"]
         assert {h["id"] for h in listed} == ids, status
         assert {h["status"] for h in listed} == {status}
+
+
+# -- trust: restore, review, audit -------------------------------------------------------------
+def _error(body: str) -> str:
+    found = re.search(r'<p class="error" role="alert">([^<]*)</p>', body)
+    assert found is not None, "the page shows no error"
+    return found.group(1)
+
+
+def test_forget_then_restore_from_the_records_page(served: Served, viewer: Viewer) -> None:
+    rid = add(served, "The staging database lives on db7.internal.")
+    forgot = viewer.post(f"/record/{rid}/forget", {"reason": "wrong host"})
+    timeline = viewer.get(forgot.headers["Location"].removeprefix(f"/{viewer.token}")).body
+    assert f'id="notice-link" href="/{viewer.token}/record/{rid}">Restore it' in timeline
+    page = viewer.get(f"/record/{rid}")
+    assert page.status == 200 and 'class="badge forgotten"' in page.body
+    assert "by <strong>viewer</strong>: <q>wrong host</q>" in page.body
+    assert "db7.internal" in page.body.split("<details>")[1]  # the text, folded away
+    assert [e["event"] for e in served.call("history", {"id": rid})["results"]] == [
+        "ADD", "FORGET"]
+
+    restored = viewer.post(f"/record/{rid}/restore", {"reason": "it was right after all"})
+    assert restored.status == 303
+    assert restored.headers["Location"] == (
+        f"/{viewer.token}/record/{rid}?notice=restored&id={rid}")
+    shown = viewer.get(f"/record/{rid}?notice=restored&id={rid}").body
+    assert f"Restored {rid}: it is searched and injected again" in shown
+    assert 'class="badge current"' in shown and "/restore" not in shown
+    assert served.memory().get(rid)["status"] == "current"
+    hits = served.call("search", {"query": "staging database"})["results"]
+    assert [h["id"] for h in hits] == [rid]
+    trail = served.call("history", {"id": rid})["results"]
+    assert [(e["event"], e["actor"]) for e in trail] == [
+        ("ADD", "api"), ("FORGET", "viewer"), ("RESTORE", "viewer")]
+    assert trail[-1]["detail"]["reason"] == "it was right after all"
+    assert "RESTORE" in shown.split('id="audit"')[1]
+
+
+def test_restore_refusals_are_said_on_the_page_and_change_nothing(served: Served,
+                                                                  viewer: Viewer) -> None:
+    rid = add(served, "Gateway retry attempts: 2.")
+    # A record that is not forgotten: its own page again, with the op's message.
+    page = viewer.post(f"/record/{rid}/restore", {"reason": "why not"})
+    assert page.status == 400
+    assert _error(page.body) == f"{rid} is not forgotten; nothing to restore"
+    assert "Gateway retry attempts: 2." in page.body
+    assert viewer.post("/record/m-nothing-here/restore", {}).status == 404
+    served.call("forget", {"id": rid})
+    # Without the token, from another origin, or with a reason too long: still forgotten.
+    assert viewer.post(f"/record/{rid}/restore", {}, token=False).status == 401
+    assert viewer.post(f"/nottoken/record/{rid}/restore", {}, token=False).status == 401
+    assert viewer.post(f"/record/{rid}/restore", {},
+                       origin="http://evil.example").status == 403
+    long = viewer.post(f"/record/{rid}/restore", {"reason": "r" * 3000})
+    assert long.status == 400 and "reason" in _error(long.body)
+    assert 'class="badge forgotten"' in long.body and 'value="' + "r" * 3000 in long.body
+    assert [e["event"] for e in served.call("history", {"id": rid})["results"]] == [
+        "ADD", "FORGET"]
+    assert viewer.get("/record/m-nothing-here").status == 404
+
+
+SAME_TIME = 1_790_000_000.0  # two memories stamped alike (one import batch) that disagree
+
+
+def _conflict(served: Served) -> tuple[str, str]:
+    dan = served.call("add", {"content": "Dan owns the payments service.",
+                              "created_at": SAME_TIME})["id"]
+    eve = served.call("add", {"content": "Eve owns the payments service.",
+                              "created_at": SAME_TIME})["id"]
+    return dan, eve
+
+
+def _items(body: str) -> list[str]:
+    return re.findall(r'data-item="([^"]+)"', body)
+
+
+def test_accept_a_review_item_from_the_conflicts_page(served: Served, viewer: Viewer) -> None:
+    dan, eve = _conflict(served)
+    item = served.call("review", {})["results"][0]
+    newer, older = item["newer"]["record_id"], item["older"]["record_id"]
+    page = viewer.get("/conflicts").body
+    assert _items(page) == [item["id"]]  # once: the conflict is the review item
+    assert 'id="conflicts"' not in page
+    shown = page.split(f'id="item-{item["id"]}"')[1]
+    sides = shown.split('class="sides"')[1]  # the newer statement first, then the older
+    assert sides.index(f'value">{item["newer"]["value"]}<') < sides.index(
+        f'value">{item["older"]["value"]}<')
+    assert "conflict: the two disagree" in shown and "confidence 0.75" in shown
+    assert f"explicitly supersedes <a href=\"/{viewer.token}/record/{older}\"" in shown
+    assert f'action="/{viewer.token}/review/{item["id"]}/accept"' in shown
+    assert f'formaction="/{viewer.token}/review/{item["id"]}/reject"' in shown
+
+    done = viewer.post(f"/review/{item['id']}/accept", {"reason": "Eve took it over"})
+    assert done.status == 303
+    after = viewer.get(done.headers["Location"].removeprefix(f"/{viewer.token}")).body
+    assert (f"Accepted {item['id']}: {newer} now explicitly supersedes {older}, which is "
+            "hidden") in after
+    assert _items(after) == [] and "No unresolved conflicts." in after
+    assert served.call("get", {"id": older})["status"] == "superseded"
+    assert [h["id"] for h in served.call("search", {"query": "payments service owner"})[
+        "results"]] == [newer]
+    assert served.call("review", {})["count"] == 0
+    decisions = served.call("audit", {"actor": "viewer"})["results"]
+    assert {(e["event"], e["memory_id"]) for e in decisions} >= {("ACCEPT", dan),
+                                                                ("ACCEPT", eve)}
+    assert all(e["detail"]["reason"] == "Eve took it over"
+               for e in decisions if e["event"] == "ACCEPT")
+    # Deciding the same again changes nothing; the other way is refused on the page.
+    again = viewer.post(f"/review/{item['id']}/accept", {})
+    assert "was accepted already; nothing changed" in viewer.get(
+        again.headers["Location"].removeprefix(f"/{viewer.token}")).body
+    refused = viewer.post(f"/review/{item['id']}/reject", {"reason": "no"})
+    assert refused.status == 400 and "never taken back" in _error(refused.body)
+    assert served.call("get", {"id": older})["status"] == "superseded"
+
+
+def test_reject_a_review_item_and_the_refusals(served: Served, viewer: Viewer) -> None:
+    rid = add(served, "Dan owns the payments service. Eve owns the payments service.")
+    item = served.call("review", {})["results"][0]["id"]
+    page = viewer.get("/conflicts").body
+    assert _items(page) == [item]
+    one = page.split(f'id="item-{item}"')[1]
+    assert "Both statements are in one memory" in one and 'value="accept"' not in one
+    # Accepting cannot link a memory to itself: said beside the item, the reason kept.
+    refused = viewer.post(f"/review/{item}/accept", {"reason": "typed"})
+    assert refused.status == 400 and "in one memory" in _error(refused.body)
+    assert 'value="typed"' in refused.body.split(f'id="item-{item}"')[1]
+    # A bad item id, no token, another origin, a wrong verb: refused, nothing decided.
+    bad = viewer.post("/review/rv0000000000000000000000/reject", {})
+    assert bad.status == 404 and "no review item" in _error(bad.body)
+    assert _items(bad.body) == [item]
+    assert viewer.post(f"/review/{item}/reject", {}, token=False).status == 401
+    assert viewer.post(f"/review/{item}/reject", {}, origin="http://evil.example").status == 403
+    assert viewer.post(f"/review/{item}/forget", {}).status == 404
+    assert viewer.post(f"/record/{rid}/accept", {}).status == 405
+    assert viewer.get(f"/review/{item}").status == 404
+    assert served.call("review", {})["count"] == 1
+
+    done = viewer.post(f"/review/{item}/reject", {"reason": "they share it"})
+    assert done.status == 303
+    after = viewer.get(done.headers["Location"].removeprefix(f"/{viewer.token}")).body
+    assert f"Rejected {item}: {rid} and {rid} will not be related again" in after
+    assert _items(after) == []
+    assert served.call("get", {"id": rid})["status"] == "current"
+    trail = served.call("history", {"id": rid})["results"]
+    assert [(e["event"], e["actor"]) for e in trail] == [("ADD", "api"), ("REJECT", "viewer")]
+
+
+def test_the_audit_page_lists_changes_newest_first_by_actor_and_time(served: Served,
+                                                                     viewer: Viewer) -> None:
+    ids = served.call("add", {"items": [{"content": f"Release train {n} leaves on Tuesday."}
+                                        for n in range(55)]})["results"]
+    first = ids[0]["id"]
+    viewer.post(f"/record/{first}/forget", {"reason": "cancelled"})
+    page = viewer.get("/audit")
+    assert page.status == 200
+    rows = re.findall(r'<tr data-seq="(\d+)"><td>[^<]*</td><td class="event">(\w+)</td>'
+                      r'<td class="actor">([^<]*)</td>', page.body)
+    newest = [e["id"] for e in served.call("audit", {"order": "newest", "limit": 100})[
+        "results"]]
+    assert [r[0] for r in rows] == newest[:50]
+    assert rows[0][1:] == ("FORGET", "viewer")
+    older = re.search(r'href="([^"]+)" rel="next">Older<', page.body)
+    assert older is not None
+    rest = viewer.get(older.group(1).replace("&amp;", "&").removeprefix(f"/{viewer.token}"))
+    assert re.findall(r'<tr data-seq="(\d+)">', rest.body) == newest[50:]
+    assert 'rel="next"' not in rest.body and 'rel="first"' in rest.body
+    # Filters: by actor, by time, by memory; the oldest first when asked.
+    mine = viewer.get("/audit?actor=viewer").body
+    assert re.findall(r'<td class="event">(\w+)</td>', mine) == ["FORGET"]
+    assert f'href="/{viewer.token}/record/{first}"' in mine
+    assert "No changes recorded that match" in viewer.get("/audit?since=2999-01-01").body
+    one = viewer.get(f"/audit?id={first}&order=oldest").body
+    assert re.findall(r'<td class="event">(\w+)</td>', one) == ["ADD", "FORGET"]
+    bad = viewer.get("/audit?since=yesterday")
+    assert bad.status == 400 and "neither epoch seconds nor an ISO 8601" in _error(bad.body)
+    assert viewer.get("/audit?order=sideways").status == 400
+    assert viewer.get("/audit?after=x").status == 400
+    assert viewer.get("/audit", token=False).status == 401

@@ -3,7 +3,8 @@ daemon process watching a git work tree, fed by the real hook shim and CLI.
 
 A person's way through it: the timeline (and a new capture arriving while it is open), a
 search, a record, its chain followed both ways, the conflicts and status pages, forgetting one
-record and superseding another; then the same pages with JavaScript off. Each page's
+record and restoring it, superseding another, accepting a review item, the audit page; then the
+same pages with JavaScript off. Each page's
 screenshot is written under the test's tmp folder (the path is printed);
 ``LINTAID_VIEWER_SCREENSHOT=docs/viewer-record.png`` also copies the record page's there.
 
@@ -160,6 +161,24 @@ def test_a_person_reads_and_changes_memory_in_the_browser(browser: Any, scene: v
     shot("forgotten")
     assert run_cli(root, "get", scene.retry_note, env=env, check=False).returncode != 0
 
+    # Forgotten by mistake: the notice leads to its page, which restores it.
+    page.click("#notice-link")
+    expect(page.locator(".record-head .badge")).to_have_text("forgotten")
+    expect(page.locator("#forgot")).to_contain_text("a value from a test run, never true")
+    expect(page.locator("#content pre")).to_be_hidden()  # folded until asked for
+    page.click("#content summary")
+    expect(page.locator("#content pre")).to_have_text("Gateway retry attempts: 3.")
+    shot("forgotten-record")
+    page.fill("#actions input[name=reason]", "it was true after all")
+    page.click("button[value=restore]")
+    expect(page.locator(".notice")).to_contain_text(f"Restored {scene.retry_note}")
+    expect(page.locator(".record-head .badge")).to_have_text("current")
+    expect(page.locator("#audit")).to_contain_text("RESTORE")
+    shot("restored")
+    assert run_json(root, "get", scene.retry_note, env=env)["status"] == "current"
+    found = run_json(root, "search", "gateway retry attempts", env=env)["results"]
+    assert scene.retry_note in [h["id"] for h in found]
+
     # Settle the conflict: supersede the note with corrected text.
     page.goto(url + "conflicts")
     page.click(".conflict a[href$='#actions']")
@@ -173,6 +192,53 @@ def test_a_person_reads_and_changes_memory_in_the_browser(browser: Any, scene: v
     history = run_json(root, "history", scene.owner_note, env=env)["results"]
     assert [(e["event"], e["actor"]) for e in history] == [("ADD", "cli"),
                                                            ("SUPERSEDE", "viewer")]
+
+    # Two memories imported from mem0, stamped alike, disagree: a review item. Accept it.
+    export = tmp_path / "mem0.json"
+    export.write_text(json.dumps({"results": [
+        {"id": "b1", "memory": "Carol owns the billing service.",
+         "created_at": "2026-05-04T09:00:00Z"},
+        {"id": "b2", "memory": "Frank owns the billing service.",
+         "created_at": "2026-05-04T09:00:00Z"}]}))
+    run_cli(root, "import", str(export), env=env)
+    queue = run_json(root, "review", env=env)["results"]
+    assert len(queue) == 1
+    item, newer, older = (queue[0]["id"], queue[0]["newer"]["record_id"],
+                          queue[0]["older"]["record_id"])
+    page.reload()
+    card = page.locator(f"#item-{item}")
+    expect(card).to_contain_text("conflict: the two disagree")
+    expect(card.locator(".side")).to_have_count(2)
+    expect(card).to_contain_text("explicitly supersedes")
+    shot("review")
+    card.locator("input[name=reason]").fill("Frank took billing over in May")
+    card.locator("button[value=accept]").click()
+    expect(page.locator(".notice")).to_contain_text(
+        f"Accepted {item}: {newer} now explicitly supersedes {older}")
+    expect(page.locator(".review-item")).to_have_count(0)
+    expect(page.locator("main")).to_contain_text("No unresolved conflicts.")
+    shot("accepted")
+    got = run_json(root, "get", older, env=env)
+    assert got["status"] == "superseded" and got["superseded_by"] == newer
+    owners = [h["id"] for h in run_json(root, "search", "billing service owner",
+                                        env=env)["results"]]
+    assert newer in owners and older not in owners
+    page.click("#notice-link")  # the older memory's page says what replaced it
+    expect(page.locator(".record-head .badge")).to_have_text("superseded")
+    expect(page.locator("#replaced-by")).to_have_text(newer)
+
+    # The audit page: the newest change first, the viewer's decision among them.
+    page.click("nav >> text=Audit")
+    expect(page.locator("table.audit tbody tr").first).to_contain_text("ACCEPT")
+    page.fill("input[name=actor]", "viewer")
+    page.click("form.filters button[type=submit]")
+    expect(page.locator("table.audit td.actor")).not_to_have_count(0)
+    actors = page.eval_on_selector_all("table.audit td.actor", "els => els.map(e => e.textContent)")
+    assert set(actors) == {"viewer"}
+    events = page.eval_on_selector_all("table.audit td.event",
+                                       "els => els.map(e => e.textContent)")
+    assert events[:2] == ["ACCEPT", "ACCEPT"] and "RESTORE" in events and "FORGET" in events
+    shot("audit")
 
     # With JavaScript off, every page still reads.
     context = browser.new_context(java_script_enabled=False, viewport={"width": 1200,

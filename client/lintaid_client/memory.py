@@ -417,12 +417,13 @@ class Memory:
 
     def audit(self, memory_id: str | None = None, *, since: TimeLike | None = None,
               actor: str | None = None, limit: int | None = None, after: int | None = None,
-              user_id: str | None = None) -> dict[str, Any]:
-        """Every change to the user's records in the order made (one record's, since a time,
-        by one actor): ``{"results": [history events], "next"}``; pass ``next`` as
-        ``after`` to read on."""
+              newest_first: bool = False, user_id: str | None = None) -> dict[str, Any]:
+        """Every change to the user's records in the order made, or newest first (one
+        record's, since a time, by one actor): ``{"results": [history events], "next"}``;
+        pass ``next`` as ``after`` to read on."""
         return self._call("audit", {"id": memory_id, "since": to_epoch(since, name="since"),
                                     "actor": actor, "limit": limit, "after": after,
+                                    "order": "newest" if newest_first else None,
                                     "user_id": self._user(user_id)})
 
     def export(self, user_id: str | None = None, *,

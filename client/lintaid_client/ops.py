@@ -49,6 +49,7 @@ MAX_LINT: Final = 5000  # rows of a lint report: well within a message's 8 MiB
 STORES: Final = ("memory", "workspace", "all")
 KIND_CHOICES: Final = (*KINDS, ALL_KINDS)
 LISTED_STATUSES: Final = tuple(s for s in STATUSES if s != FORGOTTEN)
+AUDIT_ORDERS: Final = ("oldest", "newest")
 """The statuses a list may filter by (a forgotten record is never listed)."""
 TIME_HELP: Final = "ISO 8601, UTC unless it names a zone, or epoch seconds"
 MAX_DURATION_S: Final = 366 * 86400
@@ -257,15 +258,18 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
        "and its text may be captured again.", (
         ID, Arg("reason", STR, "why; kept in the audit log", max_bytes=2000), USER, ACTOR,
     )),
-    Op("audit", READ, "Every change made to memories, in the order made: who (actor), when, "
-       "the operation, the memory, and the content's hashes before and after.", (
+    Op("audit", READ, "Every change made to memories, in the order made (or newest first): "
+       "who (actor), when, the operation, the memory, and the content's hashes before and "
+       "after.", (
         Arg("id", STR, "only changes to this memory", cli="--id", max_bytes=MAX_ID_BYTES),
         Arg("since", TIME, f"only changes made at or after this time ({TIME_HELP})"),
         Arg("actor", STR, "only changes made by this actor (cli, api, mcp, viewer, import, "
             "or a hook's client)", max_bytes=MAX_ID_BYTES),
-        Arg("after", INT, "read on after this change's id (the previous page's 'next')",
-            default=0, lo=0, hi=2**62, cli=None),
-        Arg("limit", INT, "how many, oldest first", default=1000, lo=1, hi=MAX_LINT),
+        Arg("order", CHOICE, "oldest first (the order made) or newest first",
+            default="oldest", choices=AUDIT_ORDERS),
+        Arg("after", INT, "read on after this change's id, in the order asked (the previous "
+            "page's 'next')", default=0, lo=0, hi=2**62, cli=None),
+        Arg("limit", INT, "how many", default=1000, lo=1, hi=MAX_LINT),
         USER,
     )),
     Op("export", READ, "One page of the memory export: records with their claims and "

@@ -281,5 +281,12 @@ def raise_for_error(reply: dict[str, Any]) -> Any:
     message = str(error.get("message") or "daemon error")
     arg = error.get("arg") if isinstance(error.get("arg"), str) else None
     retryable = error.get("retryable")
-    raise _ERRORS_BY_CODE.get(code, RemoteError)(
-        message, code, arg=arg, retryable=retryable if isinstance(retryable, bool) else None)
+    raise remote_error(code, message, arg=arg,
+                       retryable=retryable if isinstance(retryable, bool) else None)
+
+
+def remote_error(code: str, message: str, *, arg: str | None = None,
+                 retryable: bool | None = None) -> RemoteError:
+    """The ``RemoteError`` subclass a reply with this error code raises (``BadRequest`` for
+    ``bad_request`` ...), for callers that run an op without a socket."""
+    return _ERRORS_BY_CODE.get(code, RemoteError)(message, code, arg=arg, retryable=retryable)

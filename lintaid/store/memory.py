@@ -893,17 +893,23 @@ class MemoryStore:
 
     def audit_list(self, user_id: str, *, target: str | None = None,
                    since: float | None = None, actor: str | None = None,
-                   after_seq: int = 0, limit: int = 100) -> list[sqlite3.Row]:
-        """The user's audit rows in the order they were written (after ``after_seq``): of
-        one ``target``, at or after ``since``, by ``actor`` when given."""
-        sql = "SELECT * FROM audit WHERE user_id = ? AND seq > ?"
-        params: list[Any] = [normalize_user(user_id), after_seq]
+                   after_seq: int = 0, limit: int = 100,
+                   newest_first: bool = False) -> list[sqlite3.Row]:
+        """The user's audit rows in the order they were written (after ``after_seq``), or
+        newest first (before ``after_seq``, unless 0): of one ``target``, at or after
+        ``since``, by ``actor`` when given."""
+        sql = "SELECT * FROM audit WHERE user_id = ?"
+        params: list[Any] = [normalize_user(user_id)]
+        if after_seq:
+            sql += " AND seq < ?" if newest_first else " AND seq > ?"
+            params.append(after_seq)
         for column, value, op in (("target", target, "="), ("at", since, ">="),
                                   ("actor", actor, "=")):
             if value is not None:
                 sql += f" AND {column} {op} ?"
                 params.append(value)
-        return list(self._read().execute(sql + " ORDER BY seq LIMIT ?", [*params, limit]))
+        order = " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
+        return list(self._read().execute(sql + order + " LIMIT ?", [*params, limit]))
 
     def counts(self) -> dict[str, int]:
         """Record counts; prompts are counted apart (``prompts``), never among records."""

@@ -26,8 +26,9 @@ class OpCaller:
         self.timeout = timeout
 
     def __call__(self, name: str, **args: Any) -> Any:
-        """The op's result; a refusal raises ``protocol.RemoteError`` with the op's code and
-        message (an unexpected failure too, as ``internal``)."""
+        """The op's result; a refusal raises the ``protocol.RemoteError`` a socket client
+        would get for it (``BadRequest``, ``NotFound`` ...; an unexpected failure as
+        ``internal``)."""
         spec = ops.OPS[name]
         given = {k: v for k, v in args.items() if v is not None}
         if spec.kind == ops.WRITE and any(a.name == "actor" for a in spec.args):
@@ -52,6 +53,6 @@ class OpCaller:
         if failure is not None:
             if isinstance(failure, protocol.RemoteError):
                 raise failure
-            code, message, arg = error_code(failure)
-            raise protocol.RemoteError(message, code, arg=arg) from failure
+            code, message, arg = error_code(failure)  # the store's refusal, or a bug
+            raise protocol.remote_error(code, message, arg=arg) from failure
         return outcome["result"]

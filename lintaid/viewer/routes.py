@@ -5,9 +5,9 @@ Paths are those below the token (the gate has taken it off). Reads go through op
 go through the ops in ``ACTIONS`` only, so they take the writer's path, are validated as every
 client's are and land in the audit log as the viewer's.
 
-A record action is one row of ``ACTIONS``: the op it runs, the form fields it passes, where it
-leads afterwards. Restoring a forgotten record or accepting and rejecting a review item are
-rows of the same shape (and a button each) once the daemon has those ops.
+A change is one row of ``ACTIONS``: what the path names (a record, or a review item), the op
+it runs, the form fields it passes, where it leads afterwards; each is a button on a page.
+A refused change shows its page again with the op's message and the form as it was typed.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from lintaid_client import ops, protocol
-from lintaid_client.models import Hit, SearchResult
+from lintaid_client.models import Hit, ReviewItem, SearchResult
 
 from ..capture.git import revision_status
 from ..integrations import registry
@@ -33,16 +33,26 @@ from .live import Changes
 from .render import Renderer
 
 PAGE: Final = 50
-"""Timeline rows per page."""
+"""Timeline and audit rows per page."""
+REVIEW_SHOWN: Final = 200
+"""Review items and conflicts the conflicts page shows at most."""
 KEEPALIVE_S: Final = 15.0
 STATIC: Final = {"app.css": "text/css; charset=utf-8",
                  "live.js": "text/javascript; charset=utf-8"}
 NOTICES: Final = {
-    "forgotten": "Forgotten {id}: it is hidden everywhere, and the same text captured again "
-                 "stays forgotten.",
-    "superseded": "{id} is superseded by this record.",
+    "forgotten": ("Forgotten {id}: it is hidden everywhere, and the same text captured again "
+                  "stays forgotten.", "Restore it", "/record/{id}"),
+    "restored": ("Restored {id}: it is searched and injected again, and its text may be "
+                 "captured again.", None, None),
+    "superseded": ("{id} is superseded by this record.", None, None),
+    "accepted": ("Accepted {id}: {newer} now explicitly supersedes {older}, which is hidden "
+                 "(kept in history).", "The older memory", "/record/{older}"),
+    "rejected": ("Rejected {id}: {newer} and {older} will not be related again; both stand.",
+                 None, None),
+    "unchanged": ("{id} was {status} already; nothing changed.", None, None),
 }
-_RECORD: Final = re.compile(r"/record/([^/]+)(?:/([a-z_]+))?")
+"""What a page says after a change: (text, link text, link path), filled from the query."""
+_TARGET: Final = re.compile(r"/(record|review)/([^/]+)(?:/([a-z_]+))?")
 
 
 @dataclass
@@ -63,22 +73,44 @@ class Response:
 
 
 @dataclass(frozen=True)
+class Notice:
+    text: str
+    link: str | None = None
+    href: str | None = None
+
+
+@dataclass(frozen=True)
 class Action:
-    """A change made from the record page: ``op`` with this record as ``id_arg`` and the
-    form's ``fields``; ``after`` says where to go from the op's result."""
+    """A change made from a page, posted to ``/{on}/ID/NAME``: ``op`` with ID as ``id_arg``,
+    the form's ``fields`` and the ``fixed`` arguments; ``after`` says where to go from the
+    op's result."""
 
     op: str
     id_arg: str
     fields: tuple[str, ...]
     after: Callable[[str, dict[str, Any]], tuple[str, dict[str, str]]]
+    on: str = "record"  # or "review": a review item's id
+    fixed: Mapping[str, str] = field(default_factory=dict)
+
+
+def _decided(item: str, result: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    notice = result["status"] if result["event"] != "NONE" else "unchanged"
+    return "/conflicts", {"notice": notice, "id": item, "status": result["status"],
+                          "newer": result["newer_id"], "older": result["older_id"]}
 
 
 ACTIONS: Final = {
     "forget": Action("forget", "id", ("reason",),
                      lambda rid, _r: ("/", {"notice": "forgotten", "id": rid})),
+    "restore": Action("restore", "id", ("reason",),
+                      lambda rid, _r: (f"/record/{rid}", {"notice": "restored", "id": rid})),
     "supersede": Action("supersede", "old_id", ("content", "new_id"),
                         lambda rid, r: (f"/record/{r['new_id']}",
                                         {"notice": "superseded", "id": rid})),
+    "accept": Action("decide", "id", ("reason",), _decided, on="review",
+                     fixed={"decision": "accept"}),
+    "reject": Action("decide", "id", ("reason",), _decided, on="review",
+                     fixed={"decision": "reject"}),
 }
 
 
@@ -102,25 +134,28 @@ class App:
         path, method = request.path, request.method
         if method not in ("GET", "HEAD", "POST"):
             return self.error(405, f"{method} is not supported here.")
-        record = _RECORD.fullmatch(path)
+        target = _TARGET.fullmatch(path)
         if method == "POST":
-            if record and record.group(2) in ACTIONS:
-                return self.act(record.group(1), ACTIONS[record.group(2)], request.form)
+            action = ACTIONS.get(target.group(3) or "") if target else None
+            if target and action and action.on == target.group(1):
+                return self.act(target.group(2), action, request.form)
             return self.error(405 if self._known(path) else 404, "Nothing to change here.")
-        if record and record.group(2) is None:
-            return self.record(record.group(1), request.query)
-        pages: dict[str, Callable[[dict[str, str]], Response]] = {
-            "/": self.timeline, "/search": self.search, "/conflicts": self.conflicts,
-            "/status": self.status, "/events": self.events}
+        if target and target.group(1) == "record" and target.group(3) is None:
+            return self.record(target.group(2), request.query)
+        pages = self._pages()
         if path in pages:
             return pages[path](request.query)
         if path.startswith("/static/"):
             return self.static(path.removeprefix("/static/"))
         return self.error(404, "No such page.")
 
+    def _pages(self) -> dict[str, Callable[[dict[str, str]], Response]]:
+        return {"/": self.timeline, "/search": self.search, "/conflicts": self.conflicts,
+                "/audit": self.audit, "/status": self.status, "/events": self.events}
+
     def _known(self, path: str) -> bool:
-        return path in ("/", "/search", "/conflicts", "/status", "/events") or bool(
-            _RECORD.fullmatch(path))
+        target = _TARGET.fullmatch(path)
+        return path in self._pages() or bool(target and target.group(1) == "record")
 
     # -- pages -------------------------------------------------------------------------------
     def timeline(self, query: dict[str, str]) -> Response:
@@ -137,7 +172,7 @@ class App:
         more, hits = len(hits) > PAGE, hits[:PAGE]
         context: dict[str, Any] = dict(
             groups=_sessions(hits), filters=filters, offset=offset, more=more, page=PAGE,
-            error=error, notice=_notice(query),
+            error=error, notice=self._notice(query),
             statuses=ops.LISTED_STATUSES, kinds=ops.KIND_CHOICES, clients=registry.names(),
             here=self._link("/", {**filters, "offset": str(offset) if offset else None}),
             fragment=self._link("/", {**filters, "fragment": "1"}),
@@ -173,7 +208,10 @@ class App:
 
     def record(self, record_id: str, query: dict[str, str], *, form: dict[str, str] | None = None,
                error: str | None = None, status: int = 200) -> Response:
-        hit = Hit.from_dict(self.call("get", id=record_id))
+        try:
+            hit = Hit.from_dict(self.call("get", id=record_id))
+        except protocol.NotFound:
+            return self.forgotten(record_id, query, form=form, error=error, status=status)
         history = self.call("history", id=record_id)["results"]
         chains = self.services.reader.chains(record_id, None)
         _branch, current = self.services.provenance()
@@ -185,10 +223,56 @@ class App:
         return self.html("record.html", status=status, hit=hit, history=history,
                          chains=chains, steps=steps, files=files, current_revision=current,
                          ancestry=ancestry, form=form or {}, error=error,
-                         notice=_notice(query))
+                         notice=self._notice(query))
 
-    def conflicts(self, query: dict[str, str]) -> Response:
-        return self.html("conflicts.html", conflicts=self.services.reader.conflicts(None, 200))
+    def forgotten(self, record_id: str, query: dict[str, str], *,
+                  form: dict[str, str] | None = None, error: str | None = None,
+                  status: int = 200) -> Response:
+        """The page of a forgotten record: ``get`` does not answer for it, its audit trail
+        (``history``) does; it says when and why it was forgotten, holds the text as it was
+        then, and offers to restore it. Not the user's, or not there: 404, as ``get``."""
+        history = self.call("history", id=record_id)["results"]
+        forget = next((ev for ev in reversed(history) if ev["is_deleted"]), None)
+        if forget is None:
+            raise protocol.NotFound(f"no memory {record_id!r}")
+        return self.html("forgotten.html", status=status, record_id=record_id,
+                         history=history, forget=forget, form=form or {}, error=error,
+                         notice=self._notice(query))
+
+    def conflicts(self, query: dict[str, str], *, form: dict[str, str] | None = None,
+                  error: str | None = None, failed: str | None = None,
+                  status: int = 200) -> Response:
+        """The review queue (each item with accept and reject), then the conflicts it does
+        not hold (a decision document takes part, or another user's)."""
+        items = [ReviewItem.from_dict(i)
+                 for i in self.call("review", limit=REVIEW_SHOWN)["results"]]
+        queued = {frozenset((i.newer.claim_id, i.older.claim_id)) for i in items}
+        others = [c for c in self.services.reader.conflicts(None, REVIEW_SHOWN)
+                  if frozenset((c.a.claim_id, c.b.claim_id)) not in queued]
+        return self.html("conflicts.html", status=status, items=items, conflicts=others,
+                         form=form or {}, error=error, failed=failed,
+                         notice=self._notice(query))
+
+    def audit(self, query: dict[str, str]) -> Response:
+        """Recent changes across the project (the ``audit`` op), newest first unless asked,
+        filtered by actor, time and memory, a page at a time."""
+        filters = {name: query.get(name) or None for name in ("actor", "since", "id")}
+        order = query.get("order") or "newest"
+        after = _int(query.get("after"), 0)
+        events: list[dict[str, Any]] = []
+        error, following = None, None
+        try:
+            result = self.call("audit", **filters, order=order, after=after, limit=PAGE)
+            events, following = result["results"], result["next"]
+        except protocol.BadRequest as err:
+            error = err.message
+        kept = {**filters, "order": order if order != "newest" else None}
+        return self.html(
+            "audit.html", status=400 if error else 200, events=events, filters=filters,
+            order=order, orders=ops.AUDIT_ORDERS, error=error, after=after,
+            first=self._link("/audit", kept) if after else None,
+            more=self._link("/audit", {**kept, "after": str(following)})
+            if following is not None else None)
 
     def status(self, query: dict[str, str]) -> Response:
         return self.html("status.html", info=self.call("status"))
@@ -219,14 +303,20 @@ class App:
         return Response(body=body, content_type=STATIC[name])
 
     # -- changes -----------------------------------------------------------------------------
-    def act(self, record_id: str, action: Action, form: dict[str, str]) -> Response:
+    def act(self, target: str, action: Action, form: dict[str, str]) -> Response:
+        """Run ``action`` on ``target``; refused (a bad request, or something not there),
+        the page it was sent from again, with the message and what was typed."""
         args = {name: form.get(name) or None for name in action.fields}
         try:
-            result = self.call(action.op, **{action.id_arg: record_id}, **args)
-        except protocol.BadRequest as err:
-            return self.record(record_id, {}, form={**form, "action": action.op},
-                               error=err.message, status=400)
-        path, params = action.after(record_id, result)
+            result = self.call(action.op, **{action.id_arg: target}, **args, **action.fixed)
+        except (protocol.BadRequest, protocol.NotFound) as err:
+            status = _status_of(err)
+            typed = {**form, "action": action.op}
+            if action.on == "review":
+                return self.conflicts({}, form=typed, error=err.message, failed=target,
+                                      status=status)
+            return self.record(target, {}, form=typed, error=err.message, status=status)
+        path, params = action.after(target, result)
         return Response(status=303, location=self._link(path, params))
 
     # -- helpers -----------------------------------------------------------------------------
@@ -236,6 +326,17 @@ class App:
 
     def error(self, status: int, message: str) -> Response:
         return self.html("error.html", status=status, code=status, message=message)
+
+    def _notice(self, query: Mapping[str, str]) -> Notice | None:
+        """What the page says after a change (``NOTICES``), filled from the query."""
+        found = NOTICES.get(query.get("notice") or "")
+        if found is None:
+            return None
+        text, link, path = found
+        values = _Filled({k: v for k, v in query.items() if v})
+        href = self.base + path.format_map(
+            _Filled({k: quote(v, safe="") for k, v in values.items()})) if path else None
+        return Notice(text.format_map(values), link, href)
 
     def _link(self, path: str, params: Mapping[str, str | None]) -> str:
         kept = {k: v for k, v in params.items() if v}
@@ -269,9 +370,9 @@ def _int(value: str | None, default: int) -> int:
         raise protocol.BadRequest(f"{value!r} is not a whole number") from None
 
 
-def _notice(query: Mapping[str, str]) -> str | None:
-    template = NOTICES.get(query.get("notice") or "")
-    return template.format(id=query.get("id") or "?") if template else None
+class _Filled(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "?"
 
 
 @dataclass
