@@ -182,6 +182,14 @@ def test_a_rejection_and_a_restore_are_sent_and_held_alike_on_a_teammates_store(
         rebuild_memory(bob)
         assert _statuses(bob) == statuses  # incremental == rebuild
         assert review.queue(bob.reviews, None, 10) == []
+        # Joining again queues the rejection once more, as the same event (the server keeps
+        # one copy).
+        with alice.transaction():
+            alice.outbox.delivered(out.through)
+            alice.outbox.backfill()
+        again_out = outgoing(alice.outbox.pending(100), origin="o-alice")
+        (requeued,) = [e for e in again_out.events if e.kind == REJECT]
+        assert requeued.event_id == rejection.event_id and requeued.body == rejection.body
     finally:
         alice.close()
         bob.close()
