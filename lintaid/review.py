@@ -46,6 +46,8 @@ class ReviewWrites(Protocol):
 
     def set_supersedes(self, new_id: str, old_id: str, user_id: str, actor: str) -> bool: ...
 
+    def hold_review(self, row: dict[str, Any]) -> None: ...
+
     def audit(self, actor: str, op: str, target: str, user_id: str, before: str | None,
               after: str | None, detail: dict[str, Any] | None = None) -> None: ...
 
@@ -148,18 +150,37 @@ def decide(store: ReviewWrites, item_id: str, decision: str, user_id: str | None
                 f"both statements of {item_id} are in one memory ({newer}): edit it "
                 f"(`lintaid edit {newer} --text ...`) or reject the item", arg="id")
         store.set_supersedes(newer, older, user, actor)
-    table.hold({**row, "decision": decision, "user_id": user, "actor": actor,
-                "at": time.time(), "reason": reason})
+    _hold(store, {**row, "decision": decision, "user_id": user, "actor": actor,
+                  "at": time.time(), "reason": reason})
+    return _answer(row, decision, decision.upper())
+
+
+def hold_rejection(store: ReviewWrites, row: dict[str, Any]) -> bool:
+    """Writer thread: hold a rejection made on another machine (a teammate's, pulled), as
+    ``decide`` holds a local one; ``row`` has every ``DECISION_COLUMNS`` value. False when
+    the item is decided here already: the same rejection again, or an acceptance (never
+    taken back). The engine needs no relation between the pair to hold it: the records may
+    have arrived in the same batch."""
+    if store.reviews.decisions([row["item_id"]], writer=True):
+        return False
+    _hold(store, {**row, "decision": REJECT})
+    return True
+
+
+def _hold(store: ReviewWrites, row: dict[str, Any]) -> None:
+    """Hold one decision, audited on both records, and mark the pair for derivation."""
+    store.hold_review(row)
+    newer, older = row["newer_record"], row["older_record"]
     for target, role, other in ((older, "older", newer), (newer, "newer", older)):
         if role == "newer" and newer == older:
             break
-        detail = {"review": item_id, "role": role, "other": other, "kind": row["kind"],
-                  "subject": row["subject"], "value": row[f"{role}_value"]}
-        if reason:
-            detail["reason"] = reason
-        store.audit(actor, decision, target, user, None, None, detail)
+        detail = {"review": row["item_id"], "role": role, "other": other,
+                  "kind": row["kind"], "subject": row["subject"],
+                  "value": row[f"{role}_value"]}
+        if row["reason"]:
+            detail["reason"] = row["reason"]
+        store.audit(row["actor"], row["decision"], target, row["user_id"], None, None, detail)
     store.mark_dirty([newer, older])
-    return _answer(row, decision, decision.upper())
 
 
 def _answer(row: dict[str, Any], decision: str, event: str) -> dict[str, Any]:
@@ -167,4 +188,4 @@ def _answer(row: dict[str, Any], decision: str, event: str) -> dict[str, Any]:
             "newer_id": row["newer_record"], "older_id": row["older_record"]}
 
 
-__all__ = ["PENDING", "ReviewWrites", "decide", "pending_by_record", "queue"]
+__all__ = ["PENDING", "ReviewWrites", "decide", "hold_rejection", "pending_by_record", "queue"]

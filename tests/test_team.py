@@ -18,6 +18,8 @@ import pytest
 from lintaid_client import paths, protocol
 from tests import pgserver
 from tests.conftest import Served, wait_for
+from tests.redaction_corpus import GHP
+from tests.test_trust_review import rebuild
 
 WAIT = 30.0  # a generous bound on each condition
 
@@ -211,6 +213,63 @@ def test_two_peoples_statements_conflict_unless_one_corrects_the_other(
     assert holds(alice, mine)["status"] == "superseded"
     wait_for(lambda: holds(bob, later), WAIT)
     assert wait_for(lambda: holds(bob, mine)["status"] == "superseded", WAIT)
+
+
+def review_ids(served: Served) -> list[str]:
+    return [item["id"] for item in served.json("review")["results"]]
+
+
+def test_review_decisions_and_restores_reach_the_other_member(
+        pair: tuple[Served, Served]) -> None:
+    """One two-member setup, four steps: a conflict reaches both; Alice rejects it and Bob
+    holds the rejection (through a restart and a full rebuild); Alice accepts another and Bob
+    hides the older record; Alice forgets then restores a record and Bob shows it again."""
+    alice, bob = pair
+    dan = add(alice, "Dan owns the payments service.")
+    wait_for(lambda: holds(bob, dan), WAIT)
+    eve = add(bob, "Eve owns the payments service.")
+    wait_for(lambda: holds(alice, eve), WAIT)
+    # The conflict waits on both sides, under one id: it names the same pair everywhere.
+    (item,) = wait_for(lambda: review_ids(alice), WAIT)
+    assert wait_for(lambda: review_ids(bob), WAIT) == [item]
+
+    out = alice.cli("review", "reject", item, "--reason", "both own it; token " + GHP)
+    assert out.exit_code == 0, out.stderr
+    wait_for(lambda: review_ids(bob) == [], WAIT)
+    for rid in (dan, eve):
+        assert holds(bob, rid)["status"] == "current"
+    trail = [e for e in bob.json("audit")["results"] if e["event"] == "REJECT"]
+    assert {e["memory_id"] for e in trail} == {dan, eve}
+    assert all(e["actor"] == "team:alice" and GHP not in e["detail"]["reason"]
+               for e in trail)
+    rebuild(bob)  # stopped, every derived table derived again, started
+    assert review_ids(bob) == []
+    assert [holds(bob, rid)["status"] for rid in (dan, eve)] == ["current", "current"]
+
+    # An acceptance travels as the link it makes: Bob hides the older record too.
+    carol = add(alice, "Carol owns the billing service.")
+    wait_for(lambda: holds(bob, carol), WAIT)
+    frank = add(bob, "Frank owns the billing service.")
+    wait_for(lambda: holds(alice, frank), WAIT)
+    (billing,) = wait_for(lambda: review_ids(alice), WAIT)
+    assert alice.json("review", "accept", billing)["older_id"] == carol
+    assert wait_for(lambda: holds(bob, carol)["status"] == "superseded", WAIT)
+    assert holds(bob, carol)["superseded_by"] == frank
+    assert holds(bob, frank)["status"] == "current" and review_ids(bob) == []
+
+    # A forget and the restore that lifts it.
+    alice.call("forget", {"id": dan})
+    wait_for(lambda: holds(bob, dan) is None, WAIT)
+    alice.call("restore", {"id": dan, "reason": "it was right"})
+    assert wait_for(lambda: holds(bob, dan), WAIT)["status"] == "current"
+    events = [(e["event"], e["actor"]) for e in bob.call("history", {"id": dan})["results"]]
+    assert events[-2:] == [("FORGET", "team:alice"), ("RESTORE", "team:alice")]
+    # Bob's own restore of a record he forgot reaches Alice the same way.
+    bob.call("forget", {"id": eve})
+    wait_for(lambda: holds(alice, eve) is None, WAIT)
+    bob.call("restore", {"id": eve})
+    assert wait_for(lambda: holds(alice, eve), WAIT)["status"] == "current"
+    assert alice.record_count() == bob.record_count() == 4
 
 
 def test_newer_by_stamp_not_by_arrival(pair: tuple[Served, Served],

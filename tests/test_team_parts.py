@@ -4,17 +4,24 @@ real PostgreSQL server.)"""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from lintaid import review
 from lintaid.capture.record import NewRecord
+from lintaid.derivation import derive_memory, rebuild_memory
+from lintaid.policy.relations import pair_id
 from lintaid.store.memory import MemoryStore
-from lintaid.store.outbox import FORGET, LINK, RECORD
+from lintaid.store.outbox import FORGET, LINK, RECORD, REJECT, RESTORE
 from lintaid.team import secret
-from lintaid.team.apply import outgoing
+from lintaid.team.apply import apply, outgoing
 from lintaid.team.config import TeamError, normalize_remote, repository_key
+from lintaid.team.pg import Event
+from tests.redaction_corpus import GHP
 
 
 @pytest.mark.parametrize("url", [
@@ -110,5 +117,124 @@ def test_the_outbox_notes_what_is_shared_and_only_that(tmp_path: Path) -> None:
         with store.transaction():
             store.outbox.delivered(out.through)
         assert store.outbox.depth() == (0, None)
+    finally:
+        store.close()
+
+
+def _store(root: Path, *, joined: bool) -> MemoryStore:
+    (root / ".lint-ai").mkdir(parents=True)
+    store = MemoryStore(root)
+    store.outbox.enabled = joined
+    return store
+
+
+def _statuses(store: MemoryStore) -> list[tuple[str, str]]:
+    return [(r[0], r[1]) for r in store.db.execute(
+        "SELECT claim_id, status FROM claim_state ORDER BY claim_id")]
+
+
+def test_a_rejection_and_a_restore_are_sent_and_held_alike_on_a_teammates_store(
+        tmp_path: Path) -> None:
+    """Alice rejects a conflict and restores a record she forgot; the events her outbox
+    sends are applied to Bob's store as ``apply`` applies what is pulled."""
+    alice, bob = _store(tmp_path / "a", joined=True), _store(tmp_path / "b", joined=True)
+    try:
+        with alice.transaction():
+            dan, _ = alice.put(NewRecord("Dan owns the payments service.", "note", "cli",
+                                         created_at=1_700_000_000.0), "cli")
+            eve, _ = alice.put(NewRecord("Eve owns the payments service.", "note", "cli",
+                                         created_at=1_700_000_000.0), "cli")
+            derive_memory(alice)
+        (item,) = review.queue(alice.reviews, None, 10)
+        with alice.transaction():
+            review.decide(alice, item.id, "reject", None, "cli", f"shared; token {GHP}")
+            alice.forget(eve, "local", None, "cli")
+            alice.restore(eve, "local", "it was right", "cli")
+            derive_memory(alice)
+        rows = alice.outbox.pending(100)
+        assert [(r["kind"], r["target"]) for r in rows] == [
+            (RECORD, dan), (RECORD, eve), (REJECT, item.older.record_id), (FORGET, eve),
+            (RECORD, eve), (RESTORE, eve)]
+        out = outgoing(rows, origin="o-alice")
+        rejection = out.events[2]
+        assert rejection.other_id == item.newer.record_id
+        assert rejection.body["item_id"] == item.id and GHP not in rejection.body["reason"]
+        assert out.events[5].body == {"reason": "it was right"}
+        events = [dataclasses.replace(e, member="alice", seq=n)
+                  for n, e in enumerate(out.events, 1)]
+        assert out.events[1].event_id == out.events[4].event_id  # one record on the server
+
+        with bob.transaction():
+            done = apply(bob, events, "cursor", len(events))
+            derive_memory(bob)
+        assert (done.applied, done.skipped, done.refused) == (5, 1, 0)  # eve again: skipped
+        assert review.queue(bob.reviews, None, 10) == []
+        held = bob.reviews.decisions([item.id])[item.id]
+        assert held["decision"] == "reject" and held["actor"] == "team:alice"
+        assert GHP not in held["reason"]
+        statuses = _statuses(bob)
+        assert {s for _, s in statuses} == {"current"} and len(statuses) == 2
+        assert bob.get_rows([eve])[eve]["forgotten_at"] is None
+        assert bob.outbox.depth()[0] == 0  # nothing pulled is sent again
+        with bob.transaction():  # the same rejection again changes nothing
+            again = apply(bob, [events[2], events[5]], "cursor", len(events))
+        assert (again.applied, again.skipped, again.refused) == (0, 2, 0)
+        rebuild_memory(bob)
+        assert _statuses(bob) == statuses  # incremental == rebuild
+        assert review.queue(bob.reviews, None, 10) == []
+        # Joining again queues the rejection once more, as the same event (the server keeps
+        # one copy).
+        with alice.transaction():
+            alice.outbox.delivered(out.through)
+            alice.outbox.backfill()
+        again_out = outgoing(alice.outbox.pending(100), origin="o-alice")
+        (requeued,) = [e for e in again_out.events if e.kind == REJECT]
+        assert requeued.event_id == rejection.event_id and requeued.body == rejection.body
+    finally:
+        alice.close()
+        bob.close()
+
+
+def test_malformed_rejections_and_restores_are_refused_unknown_records_skipped(
+        tmp_path: Path) -> None:
+    store = _store(tmp_path, joined=False)
+    try:
+        with store.transaction():
+            a, _ = store.put(NewRecord("Dan owns the payments service.", "note", "cli"), "cli")
+            b, _ = store.put(NewRecord("Eve owns the payments service.", "note", "cli"), "cli")
+        def pair(older: str, newer: str) -> dict[str, Any]:
+            return {"item_id": pair_id("project", "payments service", "owner",
+                                       (newer, "eve"), (older, "dan")),
+                    "kind": "conflicts_with", "confidence": 0.75, "scope": "project",
+                    "subject": "payments service", "predicate": "owner",
+                    "newer_value": "eve", "older_value": "dan"}
+
+        good = pair(a, b)
+
+        def event(kind: str, target: str, other: str | None = None,
+                  body: dict[str, Any] | None = None) -> Event:
+            body = body or {}
+            return Event(event_id=f"e{target}{other}{sorted(body.items())}", kind=kind,
+                         record_id=target, other_id=other, stamp=1.0, body=body,
+                         member="alice")
+
+        refused = [
+            event(REJECT, a, None, good),  # no second record
+            event(REJECT, a, b, {**good, "item_id": "rv" + "0" * 22}),  # not this pair
+            event(REJECT, b, a, good),  # the sides swapped: the values no longer match
+            event(REJECT, a, b, {**good, "confidence": "high"}),
+            event(REJECT, a, b, {k: v for k, v in good.items() if k != "subject"}),
+            event(REJECT, a, b, {**good, "reason": ["not", "text"]}),
+            event(RESTORE, a, None, {"reason": 7}),
+        ]
+        skipped = [event(REJECT, "nothere", b, pair("nothere", b)), event(RESTORE, "nothere"),
+                   event(RESTORE, a)]  # not forgotten: nothing to lift
+        with store.transaction():
+            done = apply(store, [*refused, *skipped], "cursor", 1)
+        assert (done.applied, done.skipped, done.refused) == (0, len(skipped), len(refused))
+        assert store.reviews.decisions([good["item_id"]]) == {}
+        with store.transaction():
+            assert apply(store, [event(REJECT, a, b, good)], "cursor", 2).applied == 1
+        assert store.reviews.decisions([good["item_id"]])[good["item_id"]]["at"] == 1.0
     finally:
         store.close()

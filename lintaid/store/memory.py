@@ -36,7 +36,7 @@ from .backup import BackupInfo, copy_database, rolling_backup
 from .derived_tables import DerivedTables
 from .index import millis
 from .migrations import migrate
-from .outbox import EXPIRE, FORGET, LINK, RECORD, Outbox
+from .outbox import EXPIRE, FORGET, LINK, RECORD, REJECT, REJECT_FIELDS, RESTORE, Outbox
 from .reviews import ReviewTable
 from .schema import DERIVED_VERSION_KEY, ensure_derived_schema, get_meta, set_meta
 from .sqlite import VARIABLE_BUDGET, batches, connect, in_batches, transaction
@@ -424,15 +424,23 @@ class MemoryStore:
                              detail={"reason": reason} if reason else None)
         self.mark_dirty([record_id])
 
-    def restore(self, record_id: str, user_id: str, reason: str | None, actor: str) -> None:
+    def restore(self, record_id: str, user_id: str, reason: str | None, actor: str, *,
+                if_forgotten: bool = False) -> bool:
         """Lift a forget: the record takes part again, and its text may be captured again
-        (its tombstone goes). Refused unless the record is this user's and forgotten."""
+        (its tombstone goes). Refused unless the record is this user's and forgotten
+        (``if_forgotten``: a record not forgotten is left as it is, and False returned).
+
+        Shared like a forget; a record of this store's own that was forgotten before it
+        left is queued again too (the server keys a record's event on its id, so one that
+        did leave is not stored twice)."""
         row = self._write.execute(
             "SELECT * FROM records WHERE id = ? AND user_id = ?",
             (record_id, normalize_user(user_id))).fetchone()
         if row is None:
             raise StoreError("not_found", f"no memory {record_id!r}")
         if row["forgotten_at"] is None:
+            if if_forgotten:
+                return False
             raise StoreError("bad_request", f"{record_id} is not forgotten; nothing to restore")
         self._write.execute(
             "UPDATE records SET forgotten_at = NULL, forgotten_reason = NULL WHERE id = ?",
@@ -444,7 +452,13 @@ class MemoryStore:
         if reason:
             detail["reason"] = reason
         self.audit(actor, "restore", record_id, row["user_id"], None, row["content"], detail)
+        if self.outbox.shares(row):
+            if row["member"] is None:
+                self.outbox.note(RECORD, record_id, row["created_at"])
+            self.outbox.note(RESTORE, record_id, self.clock.now(),
+                             detail={"reason": reason} if reason else None)
         self.mark_dirty([record_id])
+        return True
 
     def import_row(self, item: dict[str, Any], user_id: str, actor: str) -> dict[str, Any]:
         """Write one imported row (``transfer.apply``), unless it is held already."""
@@ -460,6 +474,25 @@ class MemoryStore:
         self._require_visible(old_id, user_id)
         new = self._require_visible(new_id, user_id)
         return self._add_link(new_id, old_id, new["user_id"], actor)
+
+    def hold_review(self, row: dict[str, Any]) -> None:
+        """Hold (or change) one review decision (``reviews.DECISION_COLUMNS``) on two records
+        of ``row["user_id"]`` that this store shows; a rejection between two shared records
+        is shared (an acceptance is shared as the link it made)."""
+        ids = list(dict.fromkeys((row["newer_record"], row["older_record"])))
+        ends = self._write.execute(
+            "SELECT user_id, kind, private, provider, member FROM records"
+            f" WHERE id IN ({', '.join('?' * len(ids))}) AND user_id = ?"
+            " AND forgotten_at IS NULL", (*ids, row["user_id"])).fetchall()
+        if len(ends) != len(ids):
+            raise StoreError("not_found",
+                             f"a memory review item {row['item_id']} names is not here")
+        self.reviews.hold(row)
+        if row["decision"] == "reject" and all(self.outbox.shares(end) for end in ends):
+            detail = {name: row[name] for name in REJECT_FIELDS if row[name] is not None}
+            # stamped with the decision's own time, as ``outbox.backfill`` queues it again
+            self.outbox.note(REJECT, row["older_record"], row["at"],
+                             other=row["newer_record"], detail=detail)
 
     def expire(self, record_id: str, user_id: str, at: float | None, actor: str) -> None:
         row = self._require_visible(record_id, user_id)

@@ -5,10 +5,11 @@ transaction that writes it, so an acknowledged write is never lost to the team: 
 are committed or neither. Nothing is noted until a team is joined (``enabled``), and nothing
 that is not shared ever is: prompts, records marked private, records of a client set private,
 other users' API rows (per-user ids stay on their machine), and the teammates' own records
-pulled from the server. A decision (forget, supersede, expire) is shared when the record it
-names is. The pusher reads the rows in order (``pending``) and, once the server holds them,
-deletes them (``delivered``); a push that is repeated after a crash is harmless, because the
-server keys every event on an id derived from its content and provenance.
+pulled from the server. A decision (forget, supersede, expire, restore, a review rejection) is
+shared when the record(s) it names are. The pusher reads the rows in order (``pending``) and,
+once the server holds them, deletes them (``delivered``); a push that is repeated after a
+crash is harmless, because the server keys every event on an id derived from its content and
+provenance.
 
 ``team_state`` holds the pull cursor per team space, written in the transaction that applies
 what was pulled, so a pulled event is applied exactly once.
@@ -30,7 +31,13 @@ RECORD: Final = "record"
 LINK: Final = "link"  # ``other`` supersedes ``target``
 FORGET: Final = "forget"
 EXPIRE: Final = "expire"
-KINDS: Final = (RECORD, LINK, FORGET, EXPIRE)
+RESTORE: Final = "restore"  # lifts a forget of ``target``
+REJECT: Final = "reject"  # a review item between ``target`` (older) and ``other`` (newer)
+KINDS: Final = (RECORD, LINK, FORGET, EXPIRE, RESTORE, REJECT)
+REJECT_FIELDS: Final = ("item_id", "kind", "confidence", "scope", "subject", "predicate",
+                        "newer_value", "older_value", "reason")
+"""What a shared rejection carries beside its two records: the pair, named as on every
+machine (the item id derives from the chain and both (record, value) sides), and why."""
 
 class Outbox:
     """The outbox on the store's write connection (writer thread), and its counts (any
@@ -88,9 +95,9 @@ class Outbox:
 
     def backfill(self) -> int:
         """On joining: note every shared record of this store still believed, and every
-        held link between two shared records (the server keeps one copy of each, however
-        often this runs). Forgotten records are not sent: what was forgotten should reach
-        no one."""
+        held link and review rejection between two shared records (the server keeps one copy
+        of each, however often this runs). Forgotten records are not sent: what was
+        forgotten should reach no one."""
         if not self.enabled:
             return 0
         now = time.time()
@@ -107,6 +114,14 @@ class Outbox:
             " SELECT 'link', l.old_id, l.new_id, l.at, NULL, ? FROM links l"
             " JOIN records n ON n.id = l.new_id JOIN records o ON o.id = l.old_id"
             f" WHERE {new} AND {old} ORDER BY l.at", (now, *new_params, *old_params))
+        fields = ", ".join(f"'{name}', v.{name}" for name in REJECT_FIELDS)
+        self._conn.execute(
+            "INSERT INTO team_outbox(kind, target, other, stamp, detail, queued_at)"
+            f" SELECT 'reject', v.older_record, v.newer_record, v.at, json_object({fields}), ?"
+            " FROM reviews v JOIN records n ON n.id = v.newer_record"
+            " JOIN records o ON o.id = v.older_record"
+            f" WHERE v.decision = 'reject' AND v.user_id = ? AND {new} AND {old} ORDER BY v.at",
+            (now, LOCAL_USER, *new_params, *old_params))
         return self._conn.total_changes - before
 
     # -- the pusher ----------------------------------------------------------------------------

@@ -5,7 +5,8 @@ A pulled record enters the store as any record does (``put``: a tombstone keeps 
 the id it had keeps it one record), with its author's stamp as its ``created_at`` (so "newer"
 is the hybrid-logical-clock order, never the order of arrival) and its provenance: member,
 machine, branch, revision. A pulled decision is carried out by the store's own operations
-(forget, supersede, expire) under the teammate's name in the audit log. Neither is noted in
+(forget, supersede, expire, restore, and a review rejection held as ``review.decide`` holds
+one) under the teammate's name in the audit log. Neither is noted in
 the outbox again. The policy then runs over the batch as over any other.
 """
 
@@ -18,9 +19,11 @@ from typing import Any, Final
 
 import structlog
 
+from lintaid import review
 from lintaid.capture.record import LOCAL_USER, NewRecord
+from lintaid.policy.relations import pair_id
 from lintaid.store.memory import MemoryStore, StoreError
-from lintaid.store.outbox import EXPIRE, FORGET, LINK, RECORD
+from lintaid.store.outbox import EXPIRE, FORGET, LINK, RECORD, REJECT, RESTORE
 from lintaid_client import models
 from lintaid_client.redact import redact
 
@@ -59,9 +62,11 @@ def outgoing(rows: Iterable[Mapping[str, Any]], origin: str) -> Outgoing:
                 "valid_at": rec["valid_at"], "expires_at": rec["expires_at"],
                 **{name: rec[name] for name in _TEXT_FIELDS},
             }
-        elif kind == FORGET:
-            reason = row["detail"].get("reason")
-            body = {"reason": redact(reason)} if isinstance(reason, str) else {}
+        elif kind in (FORGET, RESTORE, REJECT):
+            body = dict(row["detail"])
+            reason = body.pop("reason", None)
+            if isinstance(reason, str):
+                body["reason"] = redact(reason)
         else:
             body = dict(row["detail"])
         out.events.append(Event(event_id=event_id(kind, target, other, row["stamp"], origin),
@@ -100,7 +105,7 @@ def apply(store: MemoryStore, events: Iterable[Event], cursor_key: str, cursor: 
                     done.skipped += 1
                     continue
                 done.refused += 1
-                log.warning("team_event_refused", event=ev.event_id, kind=ev.kind,
+                log.warning("team_event_refused", event_id=ev.event_id, kind=ev.kind,
                             member=ev.member, reason=str(err)[:200])
                 continue
             if changed:
@@ -136,7 +141,43 @@ def _apply_one(store: MemoryStore, ev: Event) -> bool:
             raise ValueError("an expiry without a time")
         store.expire(ev.record_id, LOCAL_USER, float(at), _actor(ev))
         return True
+    if ev.kind == RESTORE:
+        return store.restore(ev.record_id, LOCAL_USER, _reason(body), _actor(ev),
+                             if_forgotten=True)
+    if ev.kind == REJECT:
+        return review.hold_rejection(store, _rejection(ev))
     raise ValueError(f"unknown event kind {ev.kind!r}")
+
+
+def _reason(body: Mapping[str, Any]) -> str | None:
+    reason = body.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise ValueError("a reason that is not text")
+    return redact(reason) if reason else None
+
+
+def _rejection(ev: Event) -> dict[str, Any]:
+    """The held decision a pulled rejection carries, checked: it must name the pair of the
+    two records it is sent about, by the id every machine derives for that pair."""
+    body = ev.body
+    if not ev.other_id or ev.other_id == ev.record_id:
+        raise ValueError("a rejection names no second record")
+    text = {name: _text(body.get(name), name) for name in
+            ("item_id", "kind", "scope", "subject", "predicate", "newer_value", "older_value")}
+    missing = sorted(name for name, value in text.items() if not value)
+    if missing:
+        raise ValueError(f"a rejection without {', '.join(missing)}")
+    confidence = body.get("confidence")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+        raise ValueError("a rejection without a confidence")
+    derived = pair_id(str(text["scope"]), str(text["subject"]), str(text["predicate"]),
+                      (ev.other_id, str(text["newer_value"])),
+                      (ev.record_id, str(text["older_value"])))
+    if derived != text["item_id"]:
+        raise ValueError(f"a rejection's item id {text['item_id']!r} does not name its pair")
+    return {**text, "confidence": float(confidence), "newer_record": ev.other_id,
+            "older_record": ev.record_id, "user_id": LOCAL_USER, "actor": _actor(ev),
+            "at": ev.stamp, "reason": _reason(body)}
 
 
 def _record(ev: Event) -> NewRecord:

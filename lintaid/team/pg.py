@@ -70,7 +70,7 @@ class Event:
     """One shared change as the server keeps it."""
 
     event_id: str
-    kind: str  # record | link | forget | expire
+    kind: str  # record | link | forget | expire | restore | reject
     record_id: str
     other_id: str | None
     stamp: float  # the writer's hybrid-logical-clock stamp
