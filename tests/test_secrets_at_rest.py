@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import tantivy
@@ -55,12 +56,18 @@ ANCHORS = _anchors()
 SHORT = sorted({s.lower().encode() for s in ALL_SECRETS if len(s) <= WINDOW})
 
 
-def secret_piece(data: bytes) -> bytes | None:
-    """A needle that occurs in ``data`` (in any case), or None: the same answer as looking
-    for every needle in turn, found in a fraction of the time."""
+def ascending(piece: bytes) -> bool:
+    """Each byte one more than the one before ('abcdefghijkl')."""
+    return all(b == a + 1 for a, b in zip(piece, piece[1:], strict=False))
+
+
+def secret_piece(data: bytes, skip: Callable[[bytes], bool] = lambda piece: False
+                 ) -> bytes | None:
+    """A needle that occurs in ``data`` (in any case) and that ``skip`` does not rule out, or
+    None: the same answer as looking for every needle in turn, in a fraction of the time."""
     lowered = data.lower()
     for short in SHORT:
-        if short in lowered:
+        if short in lowered and not skip(short):
             return short
     for anchor, places in ANCHORS.items():
         at = lowered.find(anchor)
@@ -70,20 +77,28 @@ def secret_piece(data: bytes) -> bytes | None:
                 for start in range(max(0, offset + ANCHOR - WINDOW),
                                    min(offset, len(secret) - WINDOW) + 1):
                     begin = at - (offset - start)
-                    if begin >= 0 and lowered[begin:begin + WINDOW] == secret[
-                            start:start + WINDOW]:
-                        return secret[start:start + WINDOW]
+                    piece = secret[start:start + WINDOW]
+                    if begin >= 0 and lowered[begin:begin + WINDOW] == piece and not skip(piece):
+                        return piece
             at = lowered.find(anchor, at + 1)
     return None
 
 
 def found_on_disk(root: Path) -> list[str]:
-    """``file: piece`` for every piece of a secret in any file under .lint-ai."""
+    """``file: piece`` for every piece of a secret in any file under .lint-ai.
+
+    Tantivy's files hold tables of ascending bytes (offsets, ordinals) that read as
+    'ABCDEFGHIJKLMNOPQRSTU' whenever a segment's layout puts one there, and 'abcdefghijkl' is a
+    piece of three of the fake secrets: in an index's files such a piece is not counted (what
+    an index holds is asked of the index itself, ``found_in_indexes``); everywhere else it is.
+    """
     hits = []
-    for path in sorted(paths.state_dir(root).rglob("*")):
+    top = paths.state_dir(root)
+    for path in sorted(top.rglob("*")):
         if not path.is_file():
             continue
-        piece = secret_piece(path.read_bytes())
+        in_index = path.relative_to(top).parts[0] == "index"
+        piece = secret_piece(path.read_bytes(), ascending if in_index else lambda piece: False)
         if piece is not None:
             hits.append(f"{path.relative_to(root)}: {piece.decode()!r}")
     return hits
@@ -219,3 +234,8 @@ def test_the_quick_search_finds_exactly_what_each_needle_would() -> None:
         naive = any(n in broken.lower() for n in NEEDLES)
         assert (secret_piece(broken) is not None) == naive, needle
     assert secret_piece(filler) is None
+    # an ascending run is skipped only where asked, and a real piece beside it still counts
+    table = bytes(range(0x41, 0x76))  # as a segment's table of ordinals can read
+    assert secret_piece(table) is not None
+    assert secret_piece(table, ascending) is None
+    assert secret_piece(table + NEEDLES[-1], ascending) == NEEDLES[-1]
