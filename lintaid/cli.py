@@ -264,7 +264,7 @@ def stop_daemon(root: Path, timeout: float = 10.0) -> str:
         while time.monotonic() < deadline:
             if not _pid_alive(status):
                 return step
-            time.sleep(0.05)
+            time.sleep(0.01)
     return "sigkill"
 
 
