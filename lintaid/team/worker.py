@@ -116,7 +116,9 @@ class Worker:
                 busy = self._pull(server) or busy
                 self._measure(server)
                 failures = 0
-                if not busy:
+                # stop() sets _stop before _wake: a wake that the clear() above swallowed
+                # came with _stop already set, so looking at it now never sleeps through one.
+                if not busy and not self._stop.is_set():
                     self._wake.wait(self.settings.poll_s)
             except pg.SchemaTooNew as err:
                 self._fail(REFUSED, str(err))
