@@ -19,6 +19,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -94,10 +95,28 @@ RAM = _ram_folder()
 
 @contextlib.contextmanager
 def fresh_folder() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="lintaid-prop-", dir=RAM) as tmp:
+    tmp = tempfile.mkdtemp(prefix="lintaid-prop-", dir=RAM)
+    try:
         root = Path(tmp) / "proj"
         root.mkdir()
         yield root
+    finally:
+        _remove(tmp)
+
+
+def _remove(folder: str) -> None:
+    """Remove an example's folder. A closed store's Tantivy reader may still reload after its
+    last commit (taking ``.tantivy-meta.lock`` in the index folder) while the folder is being
+    removed; that is no failure of the example, so the removal is tried again."""
+    for _ in range(100):
+        try:
+            shutil.rmtree(folder)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)
+    shutil.rmtree(folder)
 
 
 # ---------------------------------------------------------------------------------------------
