@@ -264,7 +264,7 @@ def stop_daemon(root: Path, timeout: float = 10.0) -> str:
         while time.monotonic() < deadline:
             if not _pid_alive(status):
                 return step
-            time.sleep(0.05)
+            time.sleep(0.01)
     return "sigkill"
 
 
@@ -1050,10 +1050,27 @@ def _commands() -> Any:
                     mcp=(sys.executable, "-m", "lintaid_client.mcp"))
 
 
-def _client_choice() -> click.Choice[str]:
-    from .integrations import registry
+class _ClientChoice(click.Choice[str]):
+    """The agent clients' names, read from the registry when a command first needs them:
+    importing every client's installer is a third of the CLI's start, and only ``install``
+    and ``uninstall`` use them."""
 
-    return click.Choice(registry.names())
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from .integrations import registry
+
+        return tuple(registry.names())
+
+    @choices.setter
+    def choices(self, _value: tuple[str, ...]) -> None:
+        pass  # set by Choice.__init__; the registry is the one source
+
+
+def _client_choice() -> click.Choice[str]:
+    return _ClientChoice()
 
 
 def _scope(user_scope: bool) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 import structlog
 import zmq
+from zmq.utils.monitor import recv_monitor_message
 
 from lintaid_client import ops, protocol
 
@@ -33,7 +34,8 @@ SOCKET_MAX_BYTES = 64 * 1024 * 1024
 """Above this libzmq drops the message; between the protocol's limit and this, the daemon
 answers ``too_large`` itself, so a client is told rather than left waiting."""
 READERS = 4
-CLOSE_GRACE_S = 0.25  # kept open this long after the last reply, so it can be read
+CLOSE_GRACE_S = 0.25  # kept open at most this long after the last reply, so it can be read
+_PEER_EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED
 
 
 class Server:
@@ -53,6 +55,10 @@ class Server:
         os.set_blocking(self._wake_w, False)
         self.requests = 0
         self._last_send = 0.0
+        # Connections open now (accepted, not yet gone), counted from the socket's monitor:
+        # closing waits for the last replies to be read only while someone is still connected.
+        self._monitor = self.socket.get_monitor_socket(_PEER_EVENTS)
+        self._peers = 0
 
     def bind(self) -> None:
         self.socket.bind(self.endpoint)
@@ -76,8 +82,11 @@ class Server:
         poller = zmq.Poller()
         poller.register(self.socket, zmq.POLLIN)
         poller.register(self._wake_r, zmq.POLLIN)
+        poller.register(self._monitor, zmq.POLLIN)
         while not should_stop():
             events = dict(poller.poll(500))
+            if self._monitor in events:
+                self._count_peers()
             if self._wake_r in events:
                 try:
                     while os.read(self._wake_r, 4096):
@@ -103,10 +112,18 @@ class Server:
         self._send_queued()
         # A DEALER that set ZMQ_IMMEDIATE (as ``Connection`` does) drops a reply it has not
         # read yet when the connection closes under it: the reply to ``shutdown`` would be
-        # lost to a client that is a moment slow to read. Give the last replies that moment.
-        remaining = self._last_send + CLOSE_GRACE_S - time.monotonic()
-        if remaining > 0:
-            time.sleep(remaining)
+        # lost to a client that is a moment slow to read. Give the last replies that moment,
+        # or less: a client that has read its reply hangs up, and once nobody is connected
+        # there is nobody left to wait for (``lintaid stop`` returns that much sooner).
+        deadline = self._last_send + CLOSE_GRACE_S
+        self._count_peers()
+        while self._peers > 0:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._monitor.poll(max(1, int(remaining * 1000))):
+                break
+            self._count_peers()
+        self.socket.disable_monitor()
+        self._monitor.close(linger=0)
         self.socket.close(linger=500)
         self.context.term()
         os.close(self._wake_r)
@@ -118,6 +135,18 @@ class Server:
                 pass
 
     # -------------------------------------------------------------------------------------
+    def _count_peers(self) -> None:
+        """Take the monitor's waiting events into ``_peers`` (never blocks)."""
+        while True:
+            try:
+                event = recv_monitor_message(self._monitor, zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            if event["event"] == zmq.EVENT_ACCEPTED:
+                self._peers += 1
+            elif event["event"] == zmq.EVENT_DISCONNECTED:
+                self._peers = max(0, self._peers - 1)
+
     def _send_queued(self) -> None:
         while True:
             try:

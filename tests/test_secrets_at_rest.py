@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import tantivy
@@ -23,30 +24,83 @@ WINDOW = 12  # a piece this long of a secret counts as the secret
 
 
 def needles() -> list[bytes]:
+    """Every piece of a secret that counts as the secret: the whole secret when it is at most
+    ``WINDOW`` long, else each ``WINDOW``-long piece of it; lower-cased (found in any case)."""
     out: set[bytes] = set()
     for secret in ALL_SECRETS:
-        pieces = [secret] if len(secret) <= WINDOW else [
-            secret[i:i + WINDOW] for i in range(len(secret) - WINDOW + 1)]
-        for piece in pieces:
-            out.update({piece.encode(), piece.lower().encode()})
+        low = secret.lower().encode()
+        out.update([low] if len(low) <= WINDOW else
+                   [low[i:i + WINDOW] for i in range(len(low) - WINDOW + 1)])
     return sorted(out)
 
 
 NEEDLES = needles()
+ANCHOR = WINDOW // 2
+
+
+def _anchors() -> dict[bytes, list[tuple[bytes, int]]]:
+    """Each ``ANCHOR``-long piece of a long secret taken at every ``ANCHOR``-th offset, with
+    the secret and the offset. Every ``WINDOW``-long piece of a secret holds one of them whole,
+    so searching a file for these few finds every piece the ~2,000 needles would (each hit is
+    then checked against the needles around it): one pass per anchor instead of per needle."""
+    out: dict[bytes, list[tuple[bytes, int]]] = {}
+    for secret in sorted({s.lower().encode() for s in ALL_SECRETS}):
+        if len(secret) <= WINDOW:
+            continue
+        for at in range(0, len(secret) - ANCHOR + 1, ANCHOR):
+            out.setdefault(secret[at:at + ANCHOR], []).append((secret, at))
+    return out
+
+
+ANCHORS = _anchors()
+SHORT = sorted({s.lower().encode() for s in ALL_SECRETS if len(s) <= WINDOW})
+
+
+def ascending(piece: bytes) -> bool:
+    """Each byte one more than the one before ('abcdefghijkl')."""
+    return all(b == a + 1 for a, b in zip(piece, piece[1:], strict=False))
+
+
+def secret_piece(data: bytes, skip: Callable[[bytes], bool] = lambda piece: False
+                 ) -> bytes | None:
+    """A needle that occurs in ``data`` (in any case) and that ``skip`` does not rule out, or
+    None: the same answer as looking for every needle in turn, in a fraction of the time."""
+    lowered = data.lower()
+    for short in SHORT:
+        if short in lowered and not skip(short):
+            return short
+    for anchor, places in ANCHORS.items():
+        at = lowered.find(anchor)
+        while at != -1:
+            for secret, offset in places:
+                # the needles of ``secret`` that hold this anchor: starts offset-6 .. offset
+                for start in range(max(0, offset + ANCHOR - WINDOW),
+                                   min(offset, len(secret) - WINDOW) + 1):
+                    begin = at - (offset - start)
+                    piece = secret[start:start + WINDOW]
+                    if begin >= 0 and lowered[begin:begin + WINDOW] == piece and not skip(piece):
+                        return piece
+            at = lowered.find(anchor, at + 1)
+    return None
 
 
 def found_on_disk(root: Path) -> list[str]:
-    """``file: piece`` for every piece of a secret in any file under .lint-ai."""
+    """``file: piece`` for every piece of a secret in any file under .lint-ai.
+
+    Tantivy's files hold tables of ascending bytes (offsets, ordinals) that read as
+    'ABCDEFGHIJKLMNOPQRSTU' whenever a segment's layout puts one there, and 'abcdefghijkl' is a
+    piece of three of the fake secrets: in an index's files such a piece is not counted (what
+    an index holds is asked of the index itself, ``found_in_indexes``); everywhere else it is.
+    """
     hits = []
-    for path in sorted(paths.state_dir(root).rglob("*")):
+    top = paths.state_dir(root)
+    for path in sorted(top.rglob("*")):
         if not path.is_file():
             continue
-        data = path.read_bytes()
-        lowered = data.lower()
-        for needle in NEEDLES:
-            if needle in data or needle.lower() in lowered:
-                hits.append(f"{path.relative_to(root)}: {needle.decode()!r}")
-                break
+        in_index = path.relative_to(top).parts[0] == "index"
+        piece = secret_piece(path.read_bytes(), ascending if in_index else lambda piece: False)
+        if piece is not None:
+            hits.append(f"{path.relative_to(root)}: {piece.decode()!r}")
     return hits
 
 
@@ -164,3 +218,24 @@ def test_the_search_catches_a_planted_secret(project: Path) -> None:
     assert len(found) == 1 and found[0].startswith(".lint-ai/logs/planted.txt: ")
     assert found_in_indexes(project, ["gannetcluster"]) == ["memory: gannetcluster"]
     assert found_in_indexes(project, ["cormorantcluster"]) == []
+
+
+def test_the_quick_search_finds_exactly_what_each_needle_would() -> None:
+    """``secret_piece`` answers as looking for every needle in turn would: every needle is
+    found, in any case and at any offset, and a needle one byte short of whole is not."""
+    filler = b"".join(b"%05d row of plain text; " % i for i in range(20))
+    for i, needle in enumerate(NEEDLES):
+        cut = (i * 37) % len(filler)
+        for piece in (needle, needle.upper()):
+            planted = filler[:cut] + piece + filler[cut:]
+            assert secret_piece(planted) is not None, piece
+        # broken in the middle: no longer a needle (unless it still holds another one)
+        broken = filler[:cut] + needle[:WINDOW // 2] + b"\x00" + needle[WINDOW // 2:] + filler
+        naive = any(n in broken.lower() for n in NEEDLES)
+        assert (secret_piece(broken) is not None) == naive, needle
+    assert secret_piece(filler) is None
+    # an ascending run is skipped only where asked, and a real piece beside it still counts
+    table = bytes(range(0x41, 0x76))  # as a segment's table of ordinals can read
+    assert secret_piece(table) is not None
+    assert secret_piece(table, ascending) is None
+    assert secret_piece(table + NEEDLES[-1], ascending) == NEEDLES[-1]

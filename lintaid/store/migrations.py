@@ -1,7 +1,8 @@
 """Named, ordered migrations for memory.db's durable tables (records, links, audit, tombstones).
 
-Each migration runs once, in its own transaction, and is recorded by name in ``_migrations``;
-the list only ever grows at the end. A database written before migrations existed (it has
+Each migration runs once and is recorded by name in ``_migrations``; the list only ever grows
+at the end. The pending ones run in one transaction: a database is never left half-migrated,
+and a new one costs one commit (one fsync) instead of one per migration. A database written before migrations existed (it has
 ``meta.schema_version`` and no ``_migrations`` table) replays the same list: ``m001`` finds its
 tables already there and changes nothing, the later ones move its data forward.
 
@@ -14,7 +15,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 
-from .sqlite import transaction
+from .sqlite import script, transaction
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Migration] = []
@@ -32,34 +33,25 @@ def applied(conn: sqlite3.Connection) -> list[str]:
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:
-    """Apply every migration not yet recorded; return the names applied now."""
-    conn.execute("CREATE TABLE IF NOT EXISTS _migrations"
-                 " (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    """Apply every migration not yet recorded, in one transaction; return the names applied."""
     done = set(applied(conn))
-    now: list[str] = []
-    for fn in MIGRATIONS:
-        name = fn.__name__
-        if name in done:
-            continue
-        with transaction(conn):
+    pending = [fn for fn in MIGRATIONS if fn.__name__ not in done]
+    if not pending and done:
+        return []
+    with transaction(conn):
+        conn.execute("CREATE TABLE IF NOT EXISTS _migrations"
+                     " (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+        for fn in pending:
             fn(conn)
             conn.execute("INSERT INTO _migrations(name, applied_at) VALUES (?, ?)",
-                         (name, time.time()))
-        now.append(name)
-    return now
-
-
-def _script(conn: sqlite3.Connection, sql: str) -> None:
-    """Run several statements inside the caller's transaction (``executescript`` would commit)."""
-    for statement in sql.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+                         (fn.__name__, time.time()))
+    return [fn.__name__ for fn in pending]
 
 
 @migration
 def m001_initial(conn: sqlite3.Connection) -> None:
     """The durable tables as the first release wrote them (``meta.schema_version`` 1 and 2)."""
-    _script(conn, """
+    script(conn, """
         CREATE TABLE IF NOT EXISTS records (
             id TEXT PRIMARY KEY,
             kind TEXT NOT NULL,
@@ -123,7 +115,7 @@ def m002_held_links(conn: sqlite3.Connection) -> None:
     brought the first target back. The column's links are kept, dated by the record's last
     update (the best time the old schema holds), and the hand-bumped schema version retires.
     """
-    _script(conn, """
+    script(conn, """
         CREATE TABLE links (
             new_id TEXT NOT NULL,
             old_id TEXT NOT NULL,
@@ -147,7 +139,7 @@ def m003_turns(conn: sqlite3.Connection) -> None:
     """A captured turn's identity and its request's fingerprint, and an index by session: a
     compaction or session end asks whether its session holds a turn already, and SessionStart
     reads one session's records."""
-    _script(conn, """
+    script(conn, """
         ALTER TABLE records ADD COLUMN turn_id TEXT;
         ALTER TABLE records ADD COLUMN request_hash TEXT;
         CREATE INDEX records_session ON records(session_id, created_at)
@@ -160,7 +152,7 @@ def m004_confirmations(conn: sqlite3.Connection) -> None:
 
     Staleness counts each as one confirmation and ages the record from the latest.
     """
-    _script(conn, """
+    script(conn, """
         CREATE TABLE confirmations (
             record_id TEXT NOT NULL,
             user_id TEXT NOT NULL,
@@ -181,7 +173,7 @@ def m005_trust_reviews(conn: sqlite3.Connection) -> None:
     ``reject``: the pair is never related again (the engine reads these rows when it relates
     the chain); ``accept``: an explicit link holds the newer over the older (in ``links``).
     """
-    _script(conn, """
+    script(conn, """
         CREATE TABLE reviews (
             item_id TEXT PRIMARY KEY,
             decision TEXT NOT NULL,
@@ -215,7 +207,7 @@ def m006_team_outbox(conn: sqlite3.Connection) -> None:
     still to be pushed, written in the same transaction as the record or decision it names;
     ``team_state``: the pull cursor and the like, per team space.
     """
-    _script(conn, """
+    script(conn, """
         ALTER TABLE records ADD COLUMN private INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE records ADD COLUMN member TEXT;
         ALTER TABLE records ADD COLUMN machine TEXT;

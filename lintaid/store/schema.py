@@ -8,8 +8,11 @@ tables are dropped and created again (``ensure_derived_schema``) and then derive
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 from typing import Final
+
+from .sqlite import script, transaction
 
 DERIVED_SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS claims (
@@ -105,6 +108,10 @@ DERIVED_TABLES: Final = ("claims", "relations", "claim_state", "record_state",
 META: Final = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 DERIVED_VERSION_KEY: Final = "derived_version"
 _SHAPE_KEY: Final = "derived_schema"
+# Every table and index DERIVED_SCHEMA creates: all present (and the shape unchanged), a start
+# writes nothing.
+_DERIVED_NAMES: Final = frozenset(re.findall(r"CREATE (?:TABLE|INDEX) IF NOT EXISTS (\w+)",
+                                             DERIVED_SCHEMA))
 
 
 def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
@@ -122,15 +129,20 @@ def set_meta(conn: sqlite3.Connection, key: str, value: str | None) -> None:
 def ensure_derived_schema(conn: sqlite3.Connection) -> bool:
     """Create the derived tables; drop them first when their shape changed. True: dropped.
 
-    Dropping also forgets the derived-state version, so the owner derives them again.
+    Dropping also forgets the derived-state version, so the owner derives them again. All of it
+    is one transaction (one commit), and none when the shape is already there.
     """
-    conn.execute(META)
     shape = hashlib.sha256(DERIVED_SCHEMA.encode()).hexdigest()[:16]
-    dropped = get_meta(conn, _SHAPE_KEY) != shape
-    if dropped:
-        for table in DERIVED_TABLES:
-            conn.execute(f"DROP TABLE IF EXISTS {table}")
-        set_meta(conn, DERIVED_VERSION_KEY, None)
-    conn.executescript(DERIVED_SCHEMA)
-    set_meta(conn, _SHAPE_KEY, shape)
+    present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    if present >= {"meta", *_DERIVED_NAMES} and get_meta(conn, _SHAPE_KEY) == shape:
+        return False  # as the last start left it: nothing to write
+    with transaction(conn):
+        conn.execute(META)
+        dropped = get_meta(conn, _SHAPE_KEY) != shape
+        if dropped:
+            for table in DERIVED_TABLES:
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
+            set_meta(conn, DERIVED_VERSION_KEY, None)
+        script(conn, DERIVED_SCHEMA)
+        set_meta(conn, _SHAPE_KEY, shape)
     return dropped

@@ -53,6 +53,23 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
 
 
+def script(conn: sqlite3.Connection, sql: str) -> None:
+    """Run the statements of ``sql`` inside the caller's transaction.
+
+    ``executescript`` commits first and then runs each statement in autocommit: on a new
+    database every ``CREATE`` is a commit of its own, each an fsync of memory.db. Run inside one
+    transaction, a schema costs one.
+    """
+    statement = ""
+    for line in sql.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            conn.execute(statement)
+            statement = ""
+    if statement.strip():
+        conn.execute(statement)
+
+
 VARIABLE_BUDGET = 900
 """Bound parameters per statement an ``IN`` list may use: under the 999 of older SQLite builds."""
 

@@ -38,7 +38,7 @@ from . import integrity, state
 from .derived_tables import DerivedTables
 from .index import TantivyIndex, boolean
 from .schema import DERIVED_SCHEMA, DERIVED_VERSION_KEY, get_meta, set_meta
-from .sqlite import batches, connect, in_batches, transaction
+from .sqlite import batches, connect, in_batches, script, transaction
 
 INDEX_VERSION: Final = 1
 DB_VERSION: Final = "2"  # 2: the shared derived tables replace file_state; file_links
@@ -204,22 +204,24 @@ class WorkspaceStore:
 
     @staticmethod
     def _migrate(db: sqlite3.Connection, derived_version: str | None) -> None:
-        """Derived data: on another schema or rules version, start empty instead of migrating."""
-        db.executescript(WORKSPACE_SCHEMA)
-        version = get_meta(db, "version")
-        rules = get_meta(db, DERIVED_VERSION_KEY)
-        if version is not None and (version != f"{DB_VERSION}:{_SHAPE}" or (
-                derived_version is not None and rules != derived_version)):
-            tables = [r[0] for r in db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'"
-                " AND name NOT LIKE 'sqlite_%'")]
-            for table in tables:
-                db.execute(f"DROP TABLE IF EXISTS {table}")
-            db.executescript(WORKSPACE_SCHEMA)
-        db.executescript(DERIVED_SCHEMA)
-        set_meta(db, "version", f"{DB_VERSION}:{_SHAPE}")
-        if derived_version is not None:
-            set_meta(db, DERIVED_VERSION_KEY, derived_version)
+        """Derived data: on another schema or rules version, start empty instead of migrating.
+        One transaction (one commit), however many tables it creates."""
+        with transaction(db):
+            script(db, WORKSPACE_SCHEMA)
+            version = get_meta(db, "version")
+            rules = get_meta(db, DERIVED_VERSION_KEY)
+            if version is not None and (version != f"{DB_VERSION}:{_SHAPE}" or (
+                    derived_version is not None and rules != derived_version)):
+                tables = [r[0] for r in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'"
+                    " AND name NOT LIKE 'sqlite_%'")]
+                for table in tables:
+                    db.execute(f"DROP TABLE IF EXISTS {table}")
+                script(db, WORKSPACE_SCHEMA)
+            script(db, DERIVED_SCHEMA)
+            set_meta(db, "version", f"{DB_VERSION}:{_SHAPE}")
+            if derived_version is not None:
+                set_meta(db, DERIVED_VERSION_KEY, derived_version)
 
     # -- connections ---------------------------------------------------------------------------
     def _read(self) -> sqlite3.Connection:

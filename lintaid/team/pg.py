@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -239,6 +241,16 @@ class Listener:
     def wait(self, timeout: float) -> bool:
         """Whether a notification arrived within ``timeout`` seconds."""
         return any(True for _ in self.conn.notifies(timeout=timeout, stop_after=1))
+
+    def interrupt(self) -> None:
+        """End a ``wait`` in progress on another thread now: its socket is shut down, so the
+        wait wakes (and fails) at once instead of at its timeout. Any thread may call it."""
+        try:
+            fd = self.conn.pgconn.socket
+            with socket.socket(fileno=os.dup(fd)) as sock:  # the dup alone is closed after
+                sock.shutdown(socket.SHUT_RDWR)
+        except Exception:
+            pass
 
     def close(self) -> None:
         try:

@@ -66,6 +66,7 @@ class Worker:
         self._wake = threading.Event()
         self._lock = threading.Lock()
         self._server: pg.Server | None = None
+        self._listener: pg.Listener | None = None  # the LISTEN thread's, while it has one
         self._threads: list[threading.Thread] = []
         self.stats: dict[str, Any] = {
             "state": STARTING, "connected": False, "last_error": None, "last_error_at": None,
@@ -88,6 +89,9 @@ class Worker:
     def stop(self, timeout: float = 15.0) -> None:
         self._stop.set()
         self._wake.set()
+        listener = self._listener
+        if listener is not None:  # waiting on the server: woken now, not at its timeout
+            listener.interrupt()
         for thread in self._threads:
             thread.join(timeout)
         self._close()
@@ -112,7 +116,9 @@ class Worker:
                 busy = self._pull(server) or busy
                 self._measure(server)
                 failures = 0
-                if not busy:
+                # stop() sets _stop before _wake: a wake that the clear() above swallowed
+                # came with _stop already set, so looking at it now never sleeps through one.
+                if not busy and not self._stop.is_set():
                     self._wake.wait(self.settings.poll_s)
             except pg.SchemaTooNew as err:
                 self._fail(REFUSED, str(err))
@@ -217,12 +223,17 @@ class Worker:
                 except Exception:
                     self._stop.wait(1.0)
                     continue
+                self._listener = listener
                 self._wake.set()  # what was pushed while nobody listened
+                if self._stop.is_set():  # stop() came before it could interrupt this one
+                    break
             try:
                 if listener.wait(0.5):
                     self._wake.set()
             except Exception:
+                self._listener = None
                 listener.close()
                 listener = None
+        self._listener = None
         if listener is not None:
             listener.close()
