@@ -91,6 +91,9 @@ def test_supersedes_relative_to_root_and_late_target(root: Path) -> None:
         # The target appears after the link: the link completes then.
         write(root / "legacy" / "old.md", "# Owner\n\nquinceword legacy\n")
         wait_for(lambda: run.ws.store.file_state("legacy/old.md")["status"] == "superseded")
+        # The file's state is in the database; its chunks reach the index a moment later.
+        run.wait_searchable("quinceword", "legacy/old.md", history=True)
+        run.wait_gone("quinceword", "legacy/old.md")
         assert run.paths("quinceword") == {"adr/new.md"}
         assert run.paths("quinceword", history=True) == {"adr/new.md", "legacy/old.md"}
 

@@ -57,8 +57,9 @@ class Running:
     def paths(self, query: str, **kwargs: Any) -> set[str]:
         return {hit["path"] for hit in self.search(query, **kwargs)[0]}
 
-    def wait_searchable(self, query: str, path: str, timeout: float = 10.0) -> None:
-        wait_for(lambda: path in self.paths(query), timeout)
+    def wait_searchable(self, query: str, path: str, timeout: float = 10.0, *,
+                        history: bool = False) -> None:
+        wait_for(lambda: path in self.paths(query, history=history), timeout)
 
     def wait_gone(self, query: str, path: str, timeout: float = 10.0) -> None:
         wait_for(lambda: path not in self.paths(query), timeout)
