@@ -1040,14 +1040,16 @@ def recover(root: Path, as_json: bool) -> None:
 def _commands() -> Any:
     """How agents must start the shims: this interpreter by absolute path, so no PATH or
     virtual environment is needed; the hook without site start-up (``-I -S``) and by the
-    absolute path of its script, the MCP shim as a module of the installed package."""
+    absolute path of its script; the MCP shim isolated from the environment and the working
+    folder (``-I``) as a module of the installed package (it keeps site start-up: it talks to
+    the daemon with pyzmq, and it starts once per agent session, not once per event)."""
     import lintaid_client
 
     from .integrations.base import Commands
 
     hook_script = Path(lintaid_client.__file__).resolve().parent / "hook.py"
     return Commands(hook=(sys.executable, "-I", "-S", str(hook_script)),
-                    mcp=(sys.executable, "-m", "lintaid_client.mcp"))
+                    mcp=(sys.executable, "-I", "-m", "lintaid_client.mcp"))
 
 
 class _ClientChoice(click.Choice[str]):
