@@ -195,12 +195,12 @@ def _indexes(status: dict[str, Any] | None) -> list[Check]:
                   f"{(status.get('memory') or {}).get('pending_index', 0)} records waiting "
                   "to be indexed")
         if memory.get("rebuilt_at_start") or memory.get("recreated_users"):
-            detail += ("; rebuilt at this start from memory.db (it was missing, damaged or "
+            detail += ("; built at this start from memory.db (it was new, missing, damaged or "
                        "outdated)")
         out.append(Check("memory index", True, detail))
     workspace = found.get("workspace")
     if workspace is not None:
-        out.append(Check("workspace index", True, "rebuilt at this start from the project's "
+        out.append(Check("workspace index", True, "built at this start from the project's "
                          "files" if workspace.get("rebuilt_at_start") else "in use"))
     return out
 
