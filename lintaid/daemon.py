@@ -28,6 +28,7 @@ from lintaid_client import spool as spool_files
 
 from . import __version__, logs
 from .capture.git import git_state
+from .files import write_atomic
 from .hooks import HookDispatcher, InjectConfig
 from .integrations import registry
 from .lint import load_config as load_staleness
@@ -85,17 +86,6 @@ def _mtime(path: Path) -> float | None:
         return path.stat().st_mtime
     except OSError:
         return None
-
-
-def _write_private(target: Path, text: str) -> None:
-    """Write ``text`` to ``target`` atomically (temp file, fsync, rename), mode 0600."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
 
 
 class StartError(Exception):
@@ -374,7 +364,7 @@ class Daemon:
 
     # -- status ----------------------------------------------------------------------------
     def _write_status(self, endpoint: str) -> None:
-        _write_private(paths.endpoint_file(self.root), endpoint + "\n")
+        write_atomic(paths.endpoint_file(self.root), endpoint + "\n")
         data = {
             "pid": self.pid,
             "create_time": psutil.Process(self.pid).create_time(),
@@ -384,7 +374,7 @@ class Daemon:
             "started_at": self.started_at,
             "root": str(self.root),
         }
-        _write_private(paths.status_path(self.root), json.dumps(data))
+        write_atomic(paths.status_path(self.root), json.dumps(data))
 
     def _remove_status(self) -> None:
         """Remove the status file, but only while it still names this process."""

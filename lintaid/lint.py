@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ import tomlkit
 from lintaid_client import paths
 from lintaid_client.ops import parse_time
 
+from .files import write_atomic
 from .policy import staleness as policy
 from .policy.staleness import ConfigError, StalenessConfig
 
@@ -189,21 +189,7 @@ def enrich(export: Export, result: Mapping[str, Any], out: Path) -> int:
         docs.append({**doc, "memlint_score": row["score"], "memlint_level": row["level"],
                      "memlint_age_days": row["age_days"], "memlint_checked_at": checked})
     data: Any = {"results": docs} if export.wrapped else docs
-    out = out.expanduser()
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, out)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(out.expanduser(), json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return len(docs)
 
 

@@ -10,7 +10,6 @@ before a pause is still captured when it is drained during one.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+
+from .files import write_atomic
 
 log = structlog.get_logger("lintaid.pause")
 
@@ -120,10 +121,4 @@ class PauseState:
             return
         data = {"all": asdict(self._all) if self._all else None,
                 "sessions": {k: asdict(v) for k, v in self._sessions.items()}}
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
+        write_atomic(self.path, json.dumps(data))

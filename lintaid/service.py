@@ -22,6 +22,8 @@ from typing import Any, Final
 
 from lintaid_client import paths
 
+from .files import write_atomic
+
 TEMPLATES: Final = Path(__file__).resolve().parent / "templates"
 UNIT_TEMPLATE: Final = "lintaid@.service"
 PLIST_TEMPLATE: Final = "dev.lintaid.plist"
@@ -215,10 +217,7 @@ def write_file(path: Path, text: str) -> bool:
     except (OSError, UnicodeDecodeError):
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    write_atomic(path, text, mode=0o644)
     return True
 
 

@@ -23,8 +23,6 @@ nothing is imported.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -34,6 +32,7 @@ from lintaid_client import models
 from lintaid_client.ops import MAX_CONTENT_BYTES, MAX_ID_BYTES, parse_time
 
 from .capture.record import NewRecord, normalize_user
+from .files import write_atomic
 
 FORMAT: Final = "lintaid-export"
 VERSION: Final = 1
@@ -138,20 +137,7 @@ def to_mem0(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 def write_private(path: Path, text: str) -> None:
     """Write an export atomically (temp file, fsync, rename), readable by its owner only:
     it holds memories."""
-    path = path.expanduser()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(path.expanduser(), text)
 
 
 # -- reading a file ---------------------------------------------------------------------------------

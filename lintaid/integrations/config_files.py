@@ -22,6 +22,8 @@ from typing import Any, Final
 import tomlkit
 from tomlkit.exceptions import ParseError as TOMLParseError
 
+from lintaid import files
+
 BACKUP_SUFFIX: Final = ".lintaid.bak"
 
 
@@ -110,24 +112,6 @@ def backup(path: Path, *, refresh: bool = False) -> None:
         shutil.copy2(path, target)
 
 
-def _write(path: Path, data: bytes, mode: int | None) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def write_atomic(path: Path, text: str, *, pristine: bool | None = None) -> None:
     """Back up the old file, then write ``text`` atomically (temp file + ``os.replace``).
 
@@ -136,8 +120,8 @@ def write_atomic(path: Path, text: str, *, pristine: bool | None = None) -> None
     path = real_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     backup(path, refresh=bool(pristine))
-    mode = path.stat().st_mode & 0o777 if path.exists() else None
-    _write(path, text.encode("utf-8"), mode)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    files.write_atomic(path, text, mode=mode)
 
 
 # -- JSON --------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import getpass
 import json
-import os
 import re
 import socket
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lintaid.capture import git
+from lintaid.files import write_atomic
 from lintaid_client import paths
 
 FILE = "team.json"
@@ -81,13 +81,7 @@ def load(root: Path) -> TeamConfig | None:
 
 def save(root: Path, config: TeamConfig) -> None:
     target = path(root)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(asdict(config), fh, indent=2)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
+    write_atomic(target, json.dumps(asdict(config), indent=2))
 
 
 def remove(root: Path) -> bool:

@@ -21,6 +21,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from lintaid.files import write_atomic
+
 from .config import TeamError
 
 KEYRING_SERVICE = "lintaid-team"
@@ -122,13 +124,7 @@ def keep(params: dict[str, str], password: str) -> str:
         raise TeamError(f"cannot read {target}: {err.strerror}") from None
     kept = [line for line in lines if _split(line)[:4] != list(fields)]
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write("\n".join([*kept, entry]) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
+    write_atomic(target, "\n".join([*kept, entry]) + "\n")
     return f"the pgpass file {target}"
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import filecmp
 import os
-import shutil
 from pathlib import Path
 from typing import Any, Final
+
+from lintaid import files
 
 from ..base import Check, Commands, InstallReport, Scope
 from ..checks import Registration, run_all
@@ -176,10 +177,7 @@ def _copy_plugin() -> list[str]:
     target.mkdir(parents=True, exist_ok=True)
     os.chmod(target, 0o755)  # OpenClaw refuses a plugin folder others can write to
     for name in changed:
-        tmp = target / f".{name}.tmp"
-        shutil.copyfile(PLUGIN_SOURCE / name, tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target / name)
+        files.write_atomic(target / name, (PLUGIN_SOURCE / name).read_bytes(), mode=0o644)
     return [f"{'added' if fresh else 'updated'} the lintaid plugin in {target}"]
 
 
