@@ -54,6 +54,7 @@ from typing import Any
 import tantivy
 
 from lintaid.retrieval import query as query_rules
+from lintaid.retrieval.dates import DAY, FORMS, month_number
 
 REPO = Path(__file__).resolve().parent.parent
 # ../shared beside the repository (a clone), or two levels up (a worktree under wt/).
@@ -397,28 +398,8 @@ def name_in(word: str, names: Iterable[str]) -> str | None:
     return None
 
 
-# Dates named in a question: general English forms, resolved against the user's own timeline.
-MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
-          "september", "october", "november", "december"]
-_MONTH = r"(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
-_DATE_FORMS = [
-    ("day_month_year", re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+(\d{{4}})\b")),
-    ("month_day_year", re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b")),
-    ("month_year", re.compile(rf"\b{_MONTH},?\s+(\d{{4}})\b")),
-    # A bare month: capitalised and after a preposition, so the verb "may" never counts.
-    ("month", re.compile(rf"\b(?:in|on|of|during|since|until|by|early|late|mid|last|this)\s+"
-                         rf"{_MONTH}\b")),
-    ("year", re.compile(r"\b(?:in|of|during|since|until|by|year)\s+((?:19|20)\d\d)\b")),
-    ("relative", re.compile(r"\b(yesterday|last\s+(?:week|weekend|month|year)|this\s+"
-                            r"(?:week|month|year)|(?:a\s+)?(?:few\s+)?(?:days|weeks)\s+ago)\b",
-                            re.IGNORECASE)),
-]
-DAY = 86400.0
-
-
-def _month_number(name: str) -> int:
-    name = name.lower()
-    return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name[:3]))
+# Dates named in a question: the product's forms (``lintaid.retrieval.dates``); a month
+# without a year is resolved here against the user's own timeline, for the experiments.
 
 
 def _span(y: int, m: int, d: int | None = None) -> tuple[float, float]:
@@ -441,21 +422,21 @@ def date_spans(question: str, years: Iterable[int], now: float) -> list[tuple[fl
     def free(m: re.Match[str]) -> bool:
         return all(m.end() <= a or m.start() >= b for a, b in taken)
 
-    for kind, pattern in _DATE_FORMS:
+    for kind, pattern in FORMS:
         for m in pattern.finditer(question):
             if not free(m):
                 continue
             try:
                 if kind == "day_month_year":
-                    spans.append(_span(int(m.group(3)), _month_number(m.group(2)),
+                    spans.append(_span(int(m.group(3)), month_number(m.group(2)),
                                        int(m.group(1))))
                 elif kind == "month_day_year":
-                    spans.append(_span(int(m.group(3)), _month_number(m.group(1)),
+                    spans.append(_span(int(m.group(3)), month_number(m.group(1)),
                                        int(m.group(2))))
                 elif kind == "month_year":
-                    spans.append(_span(int(m.group(2)), _month_number(m.group(1))))
+                    spans.append(_span(int(m.group(2)), month_number(m.group(1))))
                 elif kind == "month":
-                    spans.extend(_span(y, _month_number(m.group(1))) for y in years)
+                    spans.extend(_span(y, month_number(m.group(1))) for y in years)
                 elif kind == "year":
                     y = int(m.group(1))
                     spans.append((_span(y, 1)[0], _span(y + 1, 1)[0]))

@@ -19,7 +19,7 @@ MONTHS: Final = ("january", "february", "march", "april", "may", "june", "july",
                  "september", "october", "november", "december")
 _MONTH: Final = (r"(January|February|March|April|May|June|July|August|September|October|"
                  r"November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)")
-_FORMS: Final = (
+FORMS: Final = (
     ("day_month_year", re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+(\d{{4}})\b")),
     ("month_day_year", re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b")),
     ("month_year", re.compile(rf"\b{_MONTH},?\s+(\d{{4}})\b")),
@@ -62,7 +62,7 @@ def _in_year(ts: float, year: int) -> float:
     return d.replace(year=year).timestamp()
 
 
-def _month_number(name: str) -> int:
+def month_number(name: str) -> int:
     name = name.lower()
     return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name[:3]))
 
@@ -80,7 +80,7 @@ def date_spans(text: str, now: float) -> list[Span]:
     """The time spans ``text`` names (empty when it names none)."""
     spans: list[Span] = []
     taken: list[tuple[int, int]] = []
-    for kind, pattern in _FORMS:
+    for kind, pattern in FORMS:
         for m in pattern.finditer(text):
             if any(m.start() < b and m.end() > a for a, b in taken):
                 continue  # part of a longer form already read
@@ -94,13 +94,13 @@ def date_spans(text: str, now: float) -> list[Span]:
 
 def _span(kind: str, m: re.Match[str], now: float) -> Span:
     if kind == "day_month_year":
-        return _month(int(m.group(3)), _month_number(m.group(2)), int(m.group(1)))
+        return _month(int(m.group(3)), month_number(m.group(2)), int(m.group(1)))
     if kind == "month_day_year":
-        return _month(int(m.group(3)), _month_number(m.group(1)), int(m.group(2)))
+        return _month(int(m.group(3)), month_number(m.group(1)), int(m.group(2)))
     if kind == "month_year":
-        return _month(int(m.group(2)), _month_number(m.group(1)))
+        return _month(int(m.group(2)), month_number(m.group(1)))
     if kind == "month":
-        s = _month(2000, _month_number(m.group(1)))
+        s = _month(2000, month_number(m.group(1)))
         return Span(s.start, s.end, any_year=True)
     if kind == "year":
         y = int(m.group(1))
