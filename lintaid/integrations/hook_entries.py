@@ -61,6 +61,13 @@ def mcp_entry(commands: Commands, *extra_args: str) -> dict[str, Any]:
     return {"command": commands.mcp[0], "args": [*commands.mcp[1:], *extra_args]}
 
 
+def our_mcp_entry(servers: Any) -> dict[str, Any] | None:
+    """lintaid's entry in a client's table of MCP servers, when both are what they should be
+    (a table, holding a table under ``MCP_SERVER_NAME``); None otherwise."""
+    entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
+    return entry if isinstance(entry, dict) else None
+
+
 def merge_mcp(servers: dict[str, Any], wanted: dict[str, Any]) -> str | None:
     """Put lintaid's server into ``servers``, keeping the developer's extra keys (env,
     timeout, ...); returns "added", "updated" or None when it was there already."""

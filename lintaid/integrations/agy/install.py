@@ -21,6 +21,7 @@ from ..hook_entries import (
     mcp_entry,
     merge_mcp,
     object_at,
+    our_mcp_entry,
     owned_by,
 )
 
@@ -124,7 +125,5 @@ def doctor(root: Path) -> list[Check]:
         servers = load_json(mcp_path()).get("mcpServers")
     except ConfigError:
         servers = None
-    entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
     return run_all([Registration(CLIENT, "Antigravity CLI", "user", hooks_path(),
-                                 as_argv(hooks), mcp_path(),
-                                 entry if isinstance(entry, dict) else None)], root)
+                                 as_argv(hooks), mcp_path(), our_mcp_entry(servers))], root)

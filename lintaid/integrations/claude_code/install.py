@@ -15,7 +15,7 @@ from typing import Any, Final
 from ..base import Check, Commands, InstallReport, Scope
 from ..checks import Registration, as_argv, group_commands, run_all
 from ..config_files import ConfigError, load_json, save_json, save_or_remove
-from ..hook_entries import is_hook_command
+from ..hook_entries import is_hook_command, our_mcp_entry
 
 PROVIDER_ARG: Final = "claude-code"
 MCP_SERVER_NAME: Final = "lintaid"
@@ -148,9 +148,8 @@ def doctor(root: Path) -> list[Check]:
             servers = load_json(mpath).get("mcpServers")
         except ConfigError:
             servers = None
-        entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
         regs.append(Registration(PROVIDER_ARG, "Claude Code", scope, path, as_argv(hooks),
-                                 mpath, entry if isinstance(entry, dict) else None))
+                                 mpath, our_mcp_entry(servers)))
     return run_all(regs, root)
 
 

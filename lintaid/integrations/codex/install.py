@@ -36,6 +36,7 @@ from ..hook_entries import (
     mcp_entry,
     merge_group,
     object_at,
+    our_mcp_entry,
     owned_by,
     strip_events,
 )
@@ -159,9 +160,8 @@ def doctor(root: Path) -> list[Check]:
             servers = load_toml(toml_path).unwrap().get("mcp_servers")
         except ConfigError:
             servers = None
-        entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
         regs.append(Registration(CLIENT, "Codex", scope, path, as_argv(hooks), toml_path,
-                                 entry if isinstance(entry, dict) else None))
+                                 our_mcp_entry(servers)))
     return run_all(regs, root) + (notes_as_checks(CLIENT, _disabled_notes(root))
                                   if regs else [])
 

@@ -21,6 +21,7 @@ from ..hook_entries import (
     merge_flat,
     merge_mcp,
     object_at,
+    our_mcp_entry,
     owned_by,
     strip_flat,
 )
@@ -136,13 +137,12 @@ def doctor(root: Path) -> list[Check]:
             servers = load_json(mpath).get("mcpServers")
         except ConfigError:
             servers = None
-        entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
-        if isinstance(entry, dict) and isinstance(entry.get("args"), list):
+        entry = our_mcp_entry(servers)
+        if entry is not None and isinstance(entry.get("args"), list):
             # Cursor expands its variable when it starts the server: so does the check.
             entry = {**entry, "args": [str(a).replace(PROJECT_VARIABLE, str(root))
                                        for a in entry["args"]]}
-        regs.append(Registration(CLIENT, "Cursor", scope, path, as_argv(hooks), mpath,
-                                 entry if isinstance(entry, dict) else None))
+        regs.append(Registration(CLIENT, "Cursor", scope, path, as_argv(hooks), mpath, entry))
     return run_all(regs, root)
 
 

@@ -22,6 +22,7 @@ from ..hook_entries import (
     merge_group,
     merge_mcp,
     object_at,
+    our_mcp_entry,
     owned_by,
     strip_events,
 )
@@ -128,10 +129,8 @@ def doctor(root: Path) -> list[Check]:
         hooks = group_commands(settings.get("hooks"), OWNS)
         if not hooks:
             continue
-        servers = settings.get("mcpServers")
-        entry = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
         regs.append(Registration(CLIENT, "Gemini CLI", scope, path, as_argv(hooks), path,
-                                 entry if isinstance(entry, dict) else None))
+                                 our_mcp_entry(settings.get("mcpServers"))))
         notes.extend(_disabled_notes(settings, path))
     return run_all(regs, root) + notes_as_checks(CLIENT, notes)
 

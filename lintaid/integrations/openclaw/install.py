@@ -22,7 +22,7 @@ from lintaid import files
 from ..base import Check, Commands, InstallReport, Scope
 from ..checks import Registration, run_all
 from ..config_files import ConfigError, load_json, save_json, save_or_remove
-from ..hook_entries import MCP_SERVER_NAME, mcp_entry, merge_mcp, object_at
+from ..hook_entries import MCP_SERVER_NAME, mcp_entry, merge_mcp, object_at, our_mcp_entry
 
 PLUGIN_ID: Final = "lintaid"
 PLUGIN_SOURCE: Final = Path(__file__).resolve().parent / "plugin"
@@ -232,7 +232,6 @@ def doctor(root: Path) -> list[Check]:
     hook = [*command, "openclaw", "agent_end"] if isinstance(command, list) else []
     mcp = data.get("mcp")
     servers = mcp.get("servers") if isinstance(mcp, dict) else None
-    server = servers.get(MCP_SERVER_NAME) if isinstance(servers, dict) else None
     reg = Registration("openclaw", "OpenClaw", scope, path, {"agent_end": hook}, path,
-                       server if isinstance(server, dict) else None)
+                       our_mcp_entry(servers))
     return checks + run_all([reg], root)
