@@ -387,6 +387,7 @@ class Daemon:
 
     def status(self) -> dict[str, Any]:
         proc = psutil.Process(self.pid)
+        users = len(self.store.index.users())
         result: dict[str, Any] = {
             "pid": self.pid,
             "root": str(self.root),
@@ -400,8 +401,7 @@ class Daemon:
             "spool_depth": len(spool_files.pending(self.root)),
             "memory": self.store.counts(),
             # Which search runs: lexical only (no semantic extra ships; see the README).
-            "search": {"mode": "lexical", "indexes": "per user",
-                       "users": len(self.store.index.users())},
+            "search": {"mode": "lexical", "indexes": "per user", "users": users},
             "clients": {name: client.installed(self.root)
                         for name, client in registry.CLIENTS.items()},
             "pause": self.pause_state.to_dict(),
@@ -420,7 +420,7 @@ class Daemon:
         result["backups"] = {"kept": len(kept), "newest": str(kept[-1]) if kept else None,
                              "newest_at": _mtime(kept[-1]) if kept else None,
                              "interval_s": self.config.backup_interval_s}
-        indexes = {"memory": {"users": len(self.store.index.users()),
+        indexes = {"memory": {"users": users,
                               "rebuilt_at_start": self.store.index.rebuilt,
                               "recreated_users": len(self.store.index.broken)}}
         if self.workspace is not None:
