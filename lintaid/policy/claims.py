@@ -743,6 +743,17 @@ _SCALAR_CHANGES = (
 )
 
 
+def _setting_name(raw: str) -> str | None:
+    """A setting's name as claims hold it; None for a label, a pronoun, or a name the default
+    and version extractors own ("default timeout", "python version")."""
+    name = canonical(raw)
+    if not name or name in _LABELS or name in _PRONOUNS:
+        return None
+    if name.startswith("default ") or (name.endswith(" version") and name != "version"):
+        return None
+    return name
+
+
 def _scalar_changes(sentence: str) -> Iterator[_Extracted]:
     """A setting changed to a new value, naming what it was or not: "reduced the retry count
     to 2", "retry count: 2 instead of 5". The old value, when named, is what it replaces."""
@@ -750,14 +761,12 @@ def _scalar_changes(sentence: str) -> Iterator[_Extracted]:
         m = _first_unnegated(rx, sentence)
         if not m:
             continue
-        name = canonical(m.group(1))
+        name = _setting_name(m.group(1))
         value = normalize_value(m.group(3))
         old_text = m.group(2) or m.group(4)
         old = normalize_value(old_text) if old_text else None
-        if not name or value is None or name in _LABELS or name in _PRONOUNS:
+        if name is None or value is None:
             continue
-        if name.startswith("default ") or (name.endswith(" version") and name != "version"):
-            continue  # the default and version extractors own these
         yield name, "value", value, old if old != value else None
         return
 
@@ -767,12 +776,10 @@ def _scalars(sentence: str) -> Iterator[_Extracted]:
         m = rx.search(sentence)
         if not m:
             continue
-        name = canonical(m.group(1))
+        name = _setting_name(m.group(1))
         value = normalize_value(m.group(2))
-        if not name or value is None or name in _LABELS or name in _PRONOUNS:
+        if name is None or value is None:
             continue
-        if name.startswith("default ") or (name.endswith(" version") and name != "version"):
-            continue  # the default and version extractors own these
         yield name, "value", value, None
         return
 
