@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lintaid_client import connection, paths
-from tests.conftest import daemon_process, run_cli, run_hook, run_json
+from tests.conftest import daemon_process, run_cli, run_hook, run_json, wait_for
 from tests.transcripts import stop_payload, write_transcript
 
 
@@ -56,6 +56,9 @@ def test_a_full_disk_fails_writes_clearly_and_loses_nothing(small_disk: Path) ->
     daemon = daemon_process(root)
     try:
         kept = run_json(root, "add", "The archive job keeps 30 days of snapshots.")["id"]
+        # Acknowledged means in memory.db; the index (derived) takes it in a moment later.
+        # Fill the disk only then, so the search below reads an index that holds it.
+        wait_for(lambda: kept in found(root, "archive job snapshots"))
         filler = fill(root)
         failed = 0
         for i in range(5):
