@@ -342,6 +342,9 @@ def status(root: Path, as_json: bool) -> None:
     lines.append(f"  viewer    {viewer['url'] if viewer else 'off (`lintaid ui` starts it)'}")
     clients = [name for name, files in (data.get("clients") or {}).items() if files]
     lines.append(f"  clients   {', '.join(clients) or 'none installed'}")
+    for problem in data.get("registrations") or []:
+        lines.append(f"  BROKEN    {problem['name']}: {problem['detail']}"
+                     + (f"; fix: {problem['fix']}" if problem.get("fix") else ""))
     v = data["versions"]
     lines.append(f"  versions  lintaid {v['lintaid']}, protocol {v['protocol']}, "
                  f"python {v['python']}, pyzmq {v['pyzmq']}, tantivy {v['tantivy']}")
@@ -1037,19 +1040,12 @@ def recover(root: Path, as_json: bool) -> None:
 
 
 # -- integrations ----------------------------------------------------------------------------
-def _commands() -> Any:
-    """How agents must start the shims: this interpreter by absolute path, so no PATH or
-    virtual environment is needed; the hook without site start-up (``-I -S``) and by the
-    absolute path of its script; the MCP shim isolated from the environment and the working
-    folder (``-I``) as a module of the installed package (it keeps site start-up: it talks to
-    the daemon with pyzmq, and it starts once per agent session, not once per event)."""
-    import lintaid_client
+def _commands(*, install: bool = True) -> Any:
+    """How agents must start the shims (``integrations.hook_entries.commands``): the hook
+    through the launcher in lintaid's data folder, written when ``install``."""
+    from .integrations.hook_entries import commands
 
-    from .integrations.base import Commands
-
-    hook_script = Path(lintaid_client.__file__).resolve().parent / "hook.py"
-    return Commands(hook=(sys.executable, "-I", "-S", str(hook_script)),
-                    mcp=(sys.executable, "-I", "-m", "lintaid_client.mcp"))
+    return commands(install=install)
 
 
 class _ClientChoice(click.Choice[str]):
@@ -1117,7 +1113,7 @@ def uninstall(root: Path, client: str, user_scope: bool) -> None:
 
     agent = registry.get(client)
     try:
-        report = agent.uninstall(root, _scope(user_scope), _commands())  # type: ignore[arg-type]
+        report = agent.uninstall(root, _scope(user_scope), _commands(install=False))  # type: ignore[arg-type]
     except ConfigError as err:
         fail(str(err))
     except OSError as err:  # a read-only or foreign-owned configuration folder
