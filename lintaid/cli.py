@@ -644,8 +644,8 @@ def review(root: Path, action: str | None, item: str | None, reason: str | None,
             what = "conflicts with" if it.kind == "conflicts_with" else "may supersede"
             click.echo(f"{it.id}  {it.subject} {it.predicate}: {it.newer.value!r} {what} "
                        f"{it.older.value!r} ({it.method}, {it.confidence:.2f})")
-            click.echo(f"    newer {it.newer.record_id}: {_short(it.newer.evidence, 90)}")
-            click.echo(f"    older {it.older.record_id}: {_short(it.older.evidence, 90)}")
+            click.echo(f"    newer {it.newer.location()}: {_short(it.newer.evidence, 90)}")
+            click.echo(f"    older {it.older.location()}: {_short(it.older.evidence, 90)}")
         click.echo(f"{len(items)} waiting; decide with `lintaid review accept|reject ID`")
         return
     if item is None:
@@ -657,6 +657,9 @@ def review(root: Path, action: str | None, item: str | None, reason: str | None,
         click.echo(json.dumps(decided))
     elif decided["event"] == "NONE":
         click.echo(f"{decided['id']} was {decided['status']} already; nothing changed")
+    elif action == "accept" and decided.get("document"):
+        click.echo(f"accepted {decided['id']}: {decided['newer_id']} stands; "
+                   f"{decided['document']}")
     elif action == "accept":
         click.echo(f"accepted {decided['id']}: {decided['newer_id']} supersedes "
                    f"{decided['older_id']}")

@@ -298,9 +298,10 @@ def op_decide(s: Services, args: Args) -> Future[Args]:
     item, decision, user, actor, writes = (args["id"], args["decision"], _user(args),
                                            _actor(args), s.writes)
     reason = redact(args["reason"]) if args["reason"] else None
+    documents = s.reader.workspace  # decision documents, when the daemon reads them
 
     def job() -> Args:
-        return review.decide(writes, item, decision, user, actor, reason)
+        return review.decide(writes, item, decision, user, actor, reason, documents)
 
     return s.submit(job)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -60,6 +61,8 @@ class WorkspaceReads(Protocol):
     def retired_since(self, since: float, limit: int) -> list[dict[str, Any]]: ...
 
     def conflicts(self, limit: int) -> list[dict[str, Any]]: ...
+
+    def claims_by_id(self, claim_ids: Collection[str]) -> list[dict[str, Any]]: ...
 
 
 class WaitVisible(Protocol):
@@ -188,8 +191,14 @@ class Reader:
         rows = self.memory.conflicts(user_id, limit)
         if self.workspace is not None:
             rows += self.workspace.conflicts(limit)
-        return [models.Conflict(_statement(r, "a", _store(r)), _statement(r, "b", _store(r)))
-                for r in rows[:limit]]
+        found = [models.Conflict(_statement(r, "a", _store(r)), _statement(r, "b", _store(r)))
+                 for r in rows]
+        if self.workspace is not None:  # a memory against a document: memory's chains
+            found += [models.Conflict(i.newer, i.older)
+                      for i in review.document_conflicts(self.memory.reviews, user_id,
+                                                         self.workspace)]
+        found.sort(key=lambda c: -max(c.a.created_at or 0.0, c.b.created_at or 0.0))
+        return found[:limit]
 
     def chains(self, record_id: str, user_id: str | None,
                window: int = 25) -> list[models.Chain]:
@@ -273,7 +282,7 @@ class Reader:
 
     def review_queue(self, user_id: str | None, limit: int) -> list[models.ReviewItem]:
         """Inferred supersessions and conflicts waiting for a person, newest first."""
-        return review.queue(self.memory.reviews, user_id, limit)
+        return review.queue(self.memory.reviews, user_id, limit, self.workspace)
 
     # -- the project's state ---------------------------------------------------------------
     def project_state(self, req: StateRequest) -> models.ProjectState:
@@ -286,8 +295,12 @@ class Reader:
         retired = mem.retired_since(user, req.since, req.changes) if req.since is not None \
             else []
         if ws is not None:
+            # A document's statement a person accepted a memory over is not offered as
+            # current beside it (the file still says it; lintaid never edits files).
+            overruled = mem.reviews.overruled_documents()
             out.decisions += [_statement(r, "c", models.WORKSPACE)
-                              for r in ws.current_claims(req.decisions)]
+                              for r in ws.current_claims(req.decisions)
+                              if (r["c_record_id"], r["c_value"]) not in overruled]
             out.decisions.sort(key=lambda s: -(s.created_at or 0.0))
             if req.since is not None:
                 retired += ws.retired_since(req.since, req.changes)
@@ -523,7 +536,8 @@ class Reader:
             by_user.setdefault(str(found["user_id"]), []).append(rid)
         waiting: dict[str, list[str]] = {}  # review items pending on each record
         for user, user_ids in by_user.items():
-            waiting.update(review.pending_by_record(store.reviews, user, user_ids))
+            waiting.update(review.pending_by_record(store.reviews, user, user_ids,
+                                                    self.workspace))
         out: dict[str, Hit] = {}
         for rid in ids:
             row = rows.get(rid)

@@ -19,7 +19,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -475,11 +475,13 @@ class MemoryStore:
         new = self._require_visible(new_id, user_id)
         return self._add_link(new_id, old_id, new["user_id"], actor)
 
-    def hold_review(self, row: dict[str, Any]) -> None:
+    def hold_review(self, row: dict[str, Any], documents: Collection[str] = ()) -> None:
         """Hold (or change) one review decision (``reviews.DECISION_COLUMNS``) on two records
-        of ``row["user_id"]`` that this store shows; a rejection between two shared records
-        is shared (an acceptance is shared as the link it made)."""
-        ids = list(dict.fromkeys((row["newer_record"], row["older_record"])))
+        of ``row["user_id"]`` that this store shows (``documents``: ends that are decision
+        documents, not records); a rejection between two shared records is shared (an
+        acceptance is shared as the link it made; a document's pair stays here)."""
+        ids = [rid for rid in dict.fromkeys((row["newer_record"], row["older_record"]))
+               if rid not in documents]
         ends = self._write.execute(
             "SELECT user_id, kind, private, provider, member FROM records"
             f" WHERE id IN ({', '.join('?' * len(ids))}) AND user_id = ?"
@@ -488,7 +490,8 @@ class MemoryStore:
             raise StoreError("not_found",
                              f"a memory review item {row['item_id']} names is not here")
         self.reviews.hold(row)
-        if row["decision"] == "reject" and all(self.outbox.shares(end) for end in ends):
+        if row["decision"] == "reject" and not documents \
+                and all(self.outbox.shares(end) for end in ends):
             detail = {name: row[name] for name in REJECT_FIELDS if row[name] is not None}
             # stamped with the decision's own time, as ``outbox.backfill`` queues it again
             self.outbox.note(REJECT, row["older_record"], row["at"],
