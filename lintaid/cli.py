@@ -699,15 +699,19 @@ def audit(root: Path, as_json: bool, **values: Any) -> None:
 @main.command(name="export")
 @project_option
 @op_options("export")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "mem0"]), default="jsonl",
-              show_default=True, help="lintaid's JSON Lines (every row), or mem0's export.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "mem0", "memlint"]),
+              default="jsonl", show_default=True,
+              help="lintaid's JSON Lines (every row), mem0's export, or memlint's input.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write here (mode 0600, atomically) instead of standard output.")
 def export_(root: Path, fmt: str, output: Path | None, **values: Any) -> None:
     """Export memories: records with their claims and relations, links, review decisions,
     confirmations and tombstones (and with --include-history the audit log). Forgotten
-    memories are left out; their tombstones keep them forgotten wherever this is imported."""
+    memories are left out; their tombstones keep them forgotten wherever this is imported.
+    Stored prompts and local paths are left out unless --include-prompts, --include-paths.
+    Importing the file again, here or elsewhere, adds nothing already there."""
     from . import transfer
+    from .policy.staleness import fact_category
 
     args = {**op_args("export", values), "limit": 500}
     rows: list[dict[str, Any]] = []
@@ -720,6 +724,9 @@ def export_(root: Path, fmt: str, output: Path | None, **values: Any) -> None:
             break
     if fmt == "mem0":
         text = json.dumps(transfer.to_mem0(rows), indent=2, ensure_ascii=False) + "\n"
+    elif fmt == "memlint":
+        entries = transfer.to_memlint(rows, category=lambda t: fact_category(t, None))
+        text = json.dumps(entries, indent=2, ensure_ascii=False) + "\n"
     else:
         head = transfer.header(values.get("user_id") or "", bool(values.get("include_history")),
                                time.time(), __version__)
@@ -810,21 +817,29 @@ def _batches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
               type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
               help="Project root (default: found from the working directory).")
 @op_options("lint")
-@click.option("--format", "fmt", type=click.Choice(["json", "mem0"]), default="json",
-              show_default=True, help="FILE's format: memlint's JSON list, or a mem0 export.")
+@click.option("--format", "fmt", type=click.Choice(["auto", "json", "mem0", "jsonl"]),
+              default="auto", show_default=True,
+              help="FILE's format: told from its content, or memlint's JSON list, a mem0 "
+                   "export, lintaid's JSON Lines export.")
+@click.option("--names", type=click.Choice(["lintaid", "memlint"]), default="lintaid",
+              show_default=True, help="With --json: lintaid's field names, or memlint's "
+                                      "(fact_id, staleness_score, staleness_level, "
+                                      "recommendation ...) for scripts written for memlint.")
 @click.option("--enrich", "enrich_to", type=click.Path(dir_okay=False, path_type=Path),
               help="Write FILE's documents back here with memlint_score, memlint_level, "
                    "memlint_age_days and memlint_checked_at added.")
 @click.option("--fail-on", type=click.Choice(["stale", "expired"]), default=None,
               help="Exit 1 when a record is at this level or beyond (for CI).")
 @json_flag
-def lint(file: Path | None, project: Path | None, fmt: str, enrich_to: Path | None,
-         fail_on: str | None, as_json: bool, **values: Any) -> None:
+def lint(file: Path | None, project: Path | None, fmt: str, names: str,
+         enrich_to: Path | None, fail_on: str | None, as_json: bool, **values: Any) -> None:
     """Judge memories for staleness: the project's store (through the daemon), or FILE, a
     memory export, on its own. Prints id, content, category, age in days, score, level and
     action per memory, then a summary; exits 1 with --fail-on when something is that stale."""
     from . import lint as linting
 
+    if names != "lintaid" and not as_json:
+        fail("--names applies to --json (the table has memlint's columns already)")
     at = values.get("at")
     if file is None:
         if enrich_to is not None:
@@ -850,7 +865,8 @@ def lint(file: Path | None, project: Path | None, fmt: str, enrich_to: Path | No
             fail(str(err))
         noun = "facts"
     if as_json:
-        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        shown = linting.as_memlint(result) if names == "memlint" else result
+        click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
     else:
         for line in linting.table(result, noun):
             click.echo(line)

@@ -314,7 +314,8 @@ def op_audit(s: Services, args: Args) -> Args:
 
 def op_export(s: Services, args: Args) -> Args:
     return s.reader.export_page(args["user_id"], args["after"], args["limit"],
-                                args["include_history"])
+                                args["include_history"], args["include_prompts"],
+                                args["include_paths"])
 
 
 _REDACTED_TEXT = ("content", "before_content", "after_content", "reason")

@@ -255,21 +255,23 @@ class Reader:
         return {"results": events, "next": int(events[-1]["id"]) if more else None}
 
     def export_page(self, user_id: str | None, after: str | None, limit: int,
-                    include_history: bool) -> dict[str, Any]:
+                    include_history: bool, include_prompts: bool = False,
+                    include_paths: bool = False) -> dict[str, Any]:
         """One page of the user's export (``transfer``'s rows): ``{"rows", "next"}``, where
-        ``next`` is the ``after`` of the following page, None after the last."""
+        ``next`` is the ``after`` of the following page, None after the last. Prompts and
+        local paths are left out unless asked for."""
         section, start = _cursor(after)
         user = normalize_user(user_id)
         section, rows, more = self.memory.export_page(user, section, start, limit,
-                                                      include_history)
+                                                      include_history, include_prompts)
         out: list[dict[str, Any]] = []
         if section == "records":
             hits = self.hydrate([r["id"] for r in rows])
             for row in rows:
                 hit = hits[row["id"]]
-                out.append(transfer.record_row(row, hit.status,
-                                               [c.to_dict() for c in hit.claims],
-                                               [r.to_dict() for r in hit.relations]))
+                item = transfer.record_row(row, hit.status, [c.to_dict() for c in hit.claims],
+                                           [r.to_dict() for r in hit.relations])
+                out.append(item if include_paths else transfer.without_local_paths(item))
         else:
             for row in rows:
                 n = row.pop("n")

@@ -136,6 +136,20 @@ def turn_record(*, client: str, session_id: str | None, event: str, turn_id: str
     )
 
 
+def with_paths(content: str, paths: list[str]) -> str:
+    """A turn's text with its ``Affected paths`` line naming ``paths`` instead (the line
+    left out when there are none); other text as it was."""
+    lines = content.split("\n")
+    label = f"{PATHS}: "
+    out = [line for line in lines if not line.startswith(label)]
+    if len(out) == len(lines):
+        return content
+    at = next(i for i, line in enumerate(lines) if line.startswith(label))
+    if paths:
+        out.insert(at, label + cap_bytes(", ".join(paths), MAX_FIELD_BYTES))
+    return "\n".join(out)
+
+
 def checkpoint_record(*, client: str, session_id: str | None, event: str, summary: str,
                       cwd: str | None, branch: str | None, revision: str | None,
                       metadata: dict[str, Any],

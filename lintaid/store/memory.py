@@ -916,11 +916,11 @@ class MemoryStore:
         return chains.links_between(self._read(), claim_ids)
 
     def export_page(self, user_id: str, section: str, after: int, limit: int,
-                    include_history: bool) -> tuple[str, list[dict[str, Any]],
-                                                    tuple[str, int] | None]:
+                    include_history: bool, include_prompts: bool = False,
+                    ) -> tuple[str, list[dict[str, Any]], tuple[str, int] | None]:
         """One page of the user's export (``transfer.page``)."""
         return transfer.page(self._read(), normalize_user(user_id), section, after, limit,
-                             include_history)
+                             include_history, include_prompts)
 
     def audit_rows(self, record_id: str) -> list[sqlite3.Row]:
         return list(self._read().execute(
