@@ -310,6 +310,9 @@ def status(root: Path, as_json: bool) -> None:
         f"  memory    {mem['records']} records ({mem['superseded']} superseded, "
         f"{mem['conflicted']} conflicted, {mem['expired']} expired, {mem['forgotten']} forgotten),"
         f" {mem['claims']} claims; {mem.get('prompts', 0)} prompts kept apart",
+        *(["  users     " + ", ".join(
+            f"{user} {n['records']} records, {n['prompts']} prompts"
+            for user, n in mem["users"].items())] if mem.get("users") else []),
         f"  queues    writer {data['writer_queue']}, spool {data['spool_depth']},"
         f" index pending {mem['pending_index']}",
         f"  process   RSS {data['rss_bytes'] / 2**20:.1f} MiB, {data['threads']} threads,"

@@ -947,8 +947,9 @@ class MemoryStore:
         order = " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
         return list(self._read().execute(sql + order + " LIMIT ?", [*params, limit]))
 
-    def counts(self) -> dict[str, int]:
-        """Record counts; prompts are counted apart (``prompts``), never among records."""
+    def counts(self) -> dict[str, Any]:
+        """Record counts; prompts are counted apart (``prompts``), never among records; with
+        more than one user, ``users``: each one's records and prompts (not forgotten)."""
         conn = self._read()
         now = time.time()
         row = conn.execute(
@@ -966,6 +967,11 @@ class MemoryStore:
             done = len(self._indexed)
         pending = max(0, conn.execute("SELECT COUNT(*) FROM pending_index").fetchone()[0] - done)
         claims = conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
+        users = {str(r["user_id"]): {"records": r["records"] or 0, "prompts": r["prompts"] or 0}
+                 for r in conn.execute(
+                     "SELECT user_id, SUM(kind != ?) AS records, SUM(kind = ?) AS prompts"
+                     " FROM records WHERE forgotten_at IS NULL GROUP BY user_id ORDER BY user_id",
+                     (models.PROMPT, models.PROMPT))}
         return {
             "records": row["total"] or 0,
             "prompts": row["prompts"] or 0,
@@ -975,6 +981,8 @@ class MemoryStore:
             "conflicted": states.get("conflicted", 0),
             "claims": claims,
             "pending_index": pending,
+            # per user (not forgotten), only where more than one user has records
+            **({"users": users} if len(users) > 1 else {}),
         }
 
 
