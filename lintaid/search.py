@@ -158,6 +158,12 @@ class Reader:
         # Project files were captured by no agent client, and a kind names memory records:
         # with either filter they are left out.
         files = req.kind in (None, models.ALL_KINDS) and req.client is None
+        timed = req.as_of is not None or req.valid_at is not None
+        if timed and req.store == "workspace":
+            raise protocol.BadRequest("as_of and valid_at cover memory only (project files "
+                                      "are searched as they are now): search the memory "
+                                      "store", arg="store")
+        files = files and not timed  # project files hold no past versions
         if req.store in ("workspace", "all") and files and self.workspace is not None:
             rows, ws_hidden = self.workspace.search_hits(text, req.top_k, history=history)
             hits.extend(_workspace_hit(row) for row in rows)
@@ -501,6 +507,8 @@ class Reader:
             offset += req.top_k
             if len(out) >= req.top_k or offset >= _count(found):
                 break
+        if req.as_of is not None:
+            self._text_then({h.id: h for h in out}, req.as_of)
         out.sort(key=lambda h: _tie_order(h.id, h.score, False, {h.id: h}))
         return out, dropped
 
@@ -593,7 +601,18 @@ class Reader:
                 staleness=staleness.get(rid),
                 reviews=waiting.get(rid, []),
             )
+        if as_of is not None:
+            self._text_then(out, as_of)
         return out
+
+    def _text_then(self, hits: dict[str, Hit], at: float) -> None:
+        """Hits as of ``at`` show their records' text as it was then (the audit log keeps
+        every edit's text before): a record edited since gets its earlier text, when it was
+        written, and no claims (those were derived from the text it has now)."""
+        for rid, (text, written) in self.memory.texts_at(list(hits), at).items():
+            hit = hits[rid]
+            hit.content, hit.claims = text, []
+            hit.updated_at = written if written is not None else hit.created_at
 
     def _created_after(self, record_id: str | None, when: float) -> bool:
         if not record_id:

@@ -922,6 +922,22 @@ class MemoryStore:
         return transfer.page(self._read(), normalize_user(user_id), section, after, limit,
                              include_history, include_prompts)
 
+    def texts_at(self, ids: Iterable[str], at: float) -> dict[str, tuple[str, float | None]]:
+        """For each record among ``ids`` whose text was edited after ``at``: its text as it
+        was then (the first later edit's ``before``) and when that text was last written
+        (the last edit at or before ``at``; None: as created), from the audit log."""
+        rows = in_batches(self._read(), "SELECT target, at, before_content FROM audit"
+                          " WHERE op = 'update' AND target IN ({ids}) ORDER BY seq", ids)
+        out: dict[str, tuple[str, float | None]] = {}
+        written: dict[str, float] = {}
+        for row in rows:
+            rid = row["target"]
+            if row["at"] <= at:
+                written[rid] = row["at"]
+            elif rid not in out and row["before_content"] is not None:
+                out[rid] = (row["before_content"], None)
+        return {rid: (text, written.get(rid)) for rid, (text, _w) in out.items()}
+
     def audit_rows(self, record_id: str) -> list[sqlite3.Row]:
         return list(self._read().execute(
             "SELECT * FROM audit WHERE target = ? ORDER BY seq", (record_id,)
