@@ -83,8 +83,10 @@ def _statement(row: dict[str, Any], side: str) -> Statement:
 
 
 def _chain(row: dict[str, Any]) -> tuple[str, str, str]:
-    scope, subject, predicate = str(row["chain"]).split("\x1f")
-    return scope, subject, predicate
+    """The pair's chain key: its memory end's claim's (a document's claim sits on memory's
+    chain by that key; the relation's ``chain`` also names sentence groups)."""
+    side = "older" if row["newer_external"] else "newer"
+    return row[f"{side}_scope"], row[f"{side}_subject"], row[f"{side}_predicate"]
 
 
 def _item_id(row: dict[str, Any]) -> str:
