@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -28,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from lintaid.integrations import hook_entries
+from lintaid.integrations import hook_entries, hook_launcher
 from tests.conftest import Served, lintaid_env, wait_for
 from tests.test_e2e_spine import git_init
 from tests.test_hook_path import bare_env
@@ -130,6 +131,13 @@ def test_the_readmes_two_commands_in_one_environment_keep_every_hook_working(
                                  "PreCompact", "SessionEnd"}
         assert all(str(site) not in command for command in commands.values())
 
+        # What the launcher finds by itself, without starting the interpreter: the editable
+        # install's finder, in the site folder the wheel was in (on a copy of its folder).
+        here = Path(shlex.split(commands["Stop"])[3]).parent
+        copy = shutil.copytree(here, tmp_path / "launcher-copy")
+        assert hook_launcher.known(str(copy), str(python)) is None  # the install changed
+        assert hook_launcher.rescan(str(copy), str(python)) == str(src / "client")
+
         hook_env = bare_env(project)
         transcript = write_transcript(
             tmp_path / "t.jsonl", [("user", "Check webhook signatures properly."),
@@ -143,7 +151,7 @@ def test_the_readmes_two_commands_in_one_environment_keep_every_hook_working(
                             cwd=elsewhere, env=hook_env)
         assert RESULT in answer["hookSpecificOutput"]["additionalContext"]
         # The launcher now runs the editable install's shim, from the checkout.
-        location = (Path(commands["Stop"].split()[3]).parent / "location").read_text()
+        location = (here / "location").read_text()
         assert location.splitlines()[2] == str(src / "client")
 
         # A daemon of the new install finds nothing broken, and doctor agrees.

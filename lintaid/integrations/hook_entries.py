@@ -59,7 +59,8 @@ def install_launcher(executable: str | None = None) -> Path:
     record where that interpreter's lintaid is now; return the launcher's path."""
     executable = executable or sys.executable
     path = launcher_path(executable)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for folder in (data_dir(), path.parent.parent, path.parent):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     source = Path(hook_launcher.__file__).read_bytes()
     try:
         current = path.read_bytes()
@@ -68,7 +69,10 @@ def install_launcher(executable: str | None = None) -> Path:
     if current != source:
         files.write_atomic(path, source)
     if hook_launcher.known(str(path.parent), executable) is None:
-        hook_launcher.locate(str(path.parent), executable, LOCATE_TIMEOUT_S)
+        try:  # the launcher asks again at its next run if this did not get an answer
+            hook_launcher.locate(str(path.parent), executable, LOCATE_TIMEOUT_S)
+        except hook_launcher.TooSlow:
+            pass
     return path
 
 
@@ -101,8 +105,11 @@ def launcher_problem(words: Sequence[str]) -> str | None:
     if script is None or not words:
         return None
     here, executable = os.path.dirname(script), words[0]
-    folder = hook_launcher.known(here, executable) or hook_launcher.locate(
-        here, executable, LOCATE_TIMEOUT_S)
+    try:
+        folder = hook_launcher.known(here, executable) or hook_launcher.locate(
+            here, executable, LOCATE_TIMEOUT_S)
+    except hook_launcher.TooSlow as err:
+        return f"its launcher could not tell where lintaid is: {err}"
     if folder and hook_launcher.found(here, executable):
         return None
     return f"its interpreter {executable} has no lintaid installed (the launcher finds none)"

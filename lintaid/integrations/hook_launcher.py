@@ -10,22 +10,29 @@ command stays valid.
 Beside it, ``location`` says where this interpreter's lintaid was found and how to tell that
 it is still there: the installed distribution's metadata folder, which every install writes
 anew, with its inode and times. A run reads that file and stats that folder; when they
-disagree (lintaid was reinstalled, upgraded or removed) it asks the interpreter, once and
-with site, where ``lintaid_client`` is imported from now, and writes the answer back. Then it
+disagree (lintaid was reinstalled, upgraded or removed) it looks in the same site folder for
+what pip wrote there (``rescan``: the package, or the editable install's finder or ``.pth``),
+else asks the interpreter, once and with site, where ``lintaid_client`` is imported from now,
+and writes the answer back. Then it
 imports the shim from there and runs it. Standard library only, started without site, like
 the shim: the common path costs one small read and one stat more than the shim alone.
 
-When no lintaid can be found for the interpreter, the hook still answers ``{}`` and exits 0
-(the agent must never be blocked by memory) and says on stderr what to do; ``lintaid doctor``
-and ``lintaid status`` name the registration (``found`` is what they ask).
+Asking takes the interpreter's start with site (a few tens of milliseconds, once per
+install); it gets the hook's budget (``LINTAID_HOOK_TIMEOUT_MS``) less what the shim needs,
+and the shim then keeps to what is left. When no lintaid can be found for the interpreter (or
+it did not answer in time), the hook still answers ``{}`` and exits 0 (the agent must never be
+blocked by memory) and says on stderr why; ``lintaid doctor`` and ``lintaid status`` name the
+registration (``found`` is what they ask).
 """
 
 import os
 import sys
+import time
 
 FORMAT = "lintaid-hook-location 1"
 LOCATION = "location"
 DEFAULT_BUDGET_MS = 1000  # as the shim's (``lintaid_client.hook``), which cannot be imported yet
+RESERVE_S = 0.25  # of the budget, kept for the shim when the interpreter must be asked
 # What the interpreter is asked, with site, when the location is unknown or stale: the folder
 # ``lintaid_client`` is imported from, then what tells that install apart from the next.
 LOCATE = (
@@ -80,14 +87,20 @@ def known(here: str, executable: str) -> str | None:
     return folder
 
 
+class TooSlow(Exception):
+    """The interpreter did not say where its lintaid is in the time given."""
+
+
 def locate(here: str, executable: str, timeout: float) -> str | None:
     """Ask ``executable`` (with site) where its lintaid is, and keep the answer in ``here``;
-    None when it has none (or does not answer within ``timeout`` seconds)."""
+    None when it has none; ``TooSlow`` when it did not answer within ``timeout`` seconds."""
     import subprocess
 
     try:
         proc = subprocess.run([executable, "-I", "-c", LOCATE], stdin=subprocess.DEVNULL,
                               capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise TooSlow(f"{executable} took over {timeout:.1f}s to say where lintaid is") from None
     except (OSError, subprocess.SubprocessError):
         return None
     lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
@@ -99,6 +112,59 @@ def locate(here: str, executable: str, timeout: float) -> str | None:
     if stamp is not None:
         _write(here, "\n".join([FORMAT, executable, folder, stamp_path, stamp, ""]))
     return folder
+
+
+def rescan(here: str, executable: str) -> str | None:
+    """After a reinstall in the same environment: find lintaid again from the site folder the
+    last location named, by what pip wrote there (one ``lintaid-*.dist-info``, and the package
+    itself, or setuptools' editable finder or a ``.pth`` naming the folder that holds it),
+    without starting an interpreter; keep the answer. None when that does not find it."""
+    text = _read(os.path.join(here, LOCATION))
+    lines = text.split("\n") if text else []
+    if len(lines) < 5 or lines[0] != FORMAT or lines[1] != executable:
+        return None
+    site = os.path.dirname(lines[3])
+    try:
+        names = os.listdir(site)
+    except OSError:
+        return None
+    dists = [n for n in names if n.startswith("lintaid-") and n.endswith(".dist-info")]
+    if len(dists) != 1:
+        return None
+    stamp_path = os.path.join(site, dists[0])
+    folder = site if _holds_shim(site) else next(
+        (f for f in (_named_in(os.path.join(site, n)) for n in sorted(names)
+                     if "lintaid" in n and n.endswith((".pth", "_finder.py"))) if f), None)
+    stamp = _stamp(stamp_path)
+    if folder is None or stamp is None:
+        return None
+    _write(here, "\n".join([FORMAT, executable, folder, stamp_path, stamp, ""]))
+    return folder
+
+
+def _holds_shim(folder: str) -> bool:
+    return os.path.isfile(os.path.join(folder, "lintaid_client", "hook.py"))
+
+
+def _named_in(path: str) -> str | None:
+    """The folder holding ``lintaid_client`` that a ``.pth`` file (a line naming the folder)
+    or setuptools' editable finder (``MAPPING``: package -> its folder) names."""
+    text = _read(path) or ""
+    if path.endswith(".pth"):
+        return next((line.strip() for line in text.splitlines()
+                     if os.path.isabs(line.strip()) and _holds_shim(line.strip())), None)
+    for line in text.splitlines():
+        if line.startswith("MAPPING"):
+            import ast
+
+            try:
+                mapping = ast.literal_eval(line.split("=", 1)[1].strip())
+            except (ValueError, SyntaxError):
+                return None
+            target = mapping.get("lintaid_client") if isinstance(mapping, dict) else None
+            if isinstance(target, str) and _holds_shim(os.path.dirname(target)):
+                return os.path.dirname(target)
+    return None
 
 
 def found(here: str, executable: str) -> str | None:
@@ -145,12 +211,24 @@ def _budget_s() -> float:
 
 
 def main() -> None:
+    started = time.monotonic()
     here = os.path.dirname(os.path.abspath(__file__))
     executable = sys.executable
+    budget = _budget_s()
     folder = known(here, executable)
+    asked = False
+    why = (f"no lintaid is installed for {executable}: install it there again, or run "
+           "`lintaid install CLIENT` with the lintaid you use now")
     for attempt in range(2):
-        if folder is None:  # a new install, or a first run: ask once (half the budget)
-            folder = locate(here, executable, _budget_s() / 2)
+        if folder is None and attempt == 0:  # reinstalled where it was: look there first
+            folder = rescan(here, executable)
+        if folder is None:  # elsewhere, or a first run: ask once, within the budget
+            asked = True
+            try:
+                folder = locate(here, executable, max(budget - RESERVE_S, 0.1))
+            except TooSlow as err:
+                why = f"{err}; this event was not recorded, the next one asks again"
+                break
         if folder is None:
             break
         sys.path.insert(0, folder)
@@ -163,11 +241,12 @@ def main() -> None:
             if attempt == 0:
                 _forget(here)
             continue
+        if asked:  # the shim keeps to what is left of the budget
+            left = budget - (time.monotonic() - started)
+            os.environ["LINTAID_HOOK_TIMEOUT_MS"] = str(int(max(left, 0.2) * 1000))
         hook.main()
         return
-    os.write(2, (f"lintaid: no lintaid is installed for {executable}: install it there "
-                 "again, or run `lintaid install CLIENT` with the lintaid you use now\n"
-                 ).encode("utf-8", "surrogateescape"))
+    os.write(2, f"lintaid: {why}\n".encode("utf-8", "surrogateescape"))
     os.write(1, b"{}\n")
     os._exit(0)
 
