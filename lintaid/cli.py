@@ -940,6 +940,22 @@ def team_join(root: Path, as_json: bool, **values: Any) -> None:
                "and private records stay on this machine")
 
 
+@team.command(name="add-member")
+@project_option
+@op_options("team_add_member")
+@json_flag
+def team_add_member(root: Path, as_json: bool, **values: Any) -> None:
+    """Create NAME's own role on the team server (you need CREATEROLE there) and print the
+    address NAME joins with: send it to them privately; it holds their new password."""
+    result = call(root, "team_add_member", op_args("team_add_member", values), timeout=60)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    verb = "added" if result["created"] else "gave a new password to"
+    click.echo(f"{verb} {result['member']}; they join with (keep it private):")
+    click.echo(f"  lintaid team join '{result['dsn']}'")
+
+
 @team.command(name="leave")
 @project_option
 @json_flag

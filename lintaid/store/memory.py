@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -30,11 +31,13 @@ import tantivy
 from lintaid.capture.record import NewRecord, content_fingerprint, normalize_user
 from lintaid.clock import HybridClock
 from lintaid_client import models, paths
+from lintaid_client.redact import redact, redact_value
 
 from . import chains, integrity, state, timeline, transfer
 from .backup import BackupInfo, copy_database, rolling_backup
 from .derived_tables import DerivedTables
 from .index import millis
+from .links import closes_cycle, cycle_message
 from .migrations import migrate
 from .outbox import EXPIRE, FORGET, LINK, RECORD, REJECT, REJECT_FIELDS, RESTORE, Outbox
 from .reviews import ReviewTable
@@ -60,6 +63,12 @@ class StoreError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+def transient(err: BaseException) -> bool:
+    """Whether a write failed for a reason that may pass (a full disk, a lock, an I/O
+    error), not because of what was written."""
+    return isinstance(err, (sqlite3.OperationalError, OSError)) and not integrity.is_damage(err)
 
 
 def _memory_schema() -> tantivy.Schema:
@@ -297,15 +306,18 @@ class MemoryStore:
             (time.time(), actor, op, target, user_id,
              content_fingerprint(before) if before is not None else None,
              content_fingerprint(after) if after is not None else None,
-             before, after, json.dumps(detail or {})),
+             _redact_text(before), _redact_text(after), json.dumps(redact_value(detail or {}))),
         )
 
     def put(self, rec: NewRecord, actor: str, *, op: str = "add") -> tuple[str, str]:
         """Insert a record; return (id, event). ``op``: the audit log's word for it.
 
         The event is ADD, NONE (already there), SUPERSEDE (already there, and the ``supersedes``
-        link it carries was new, so it was added) or FORGOTTEN.
+        link it carries was new, so it was added) or FORGOTTEN. Every text of the record is
+        redacted here, whatever path it came by (redaction is idempotent: what a caller
+        redacted already comes out the same, with the same id).
         """
+        rec = redacted(rec)
         rid = rec.record_id
         user = normalize_user(rec.user_id)
         fingerprint = content_fingerprint(rec.content)
@@ -365,7 +377,13 @@ class MemoryStore:
             " LIMIT 1", (session_id, request_hash, normalize_user(user_id))).fetchone() is not None
 
     def _add_link(self, new_id: str, old_id: str, user_id: str, actor: str) -> bool:
-        """Hold "``new_id`` supersedes ``old_id``" beside any other link; False: already held."""
+        """Hold "``new_id`` supersedes ``old_id``" beside any other link; False: already held.
+        A link that would close a cycle is refused."""
+        if self._write.execute("SELECT 1 FROM links WHERE new_id = ? AND old_id = ?",
+                               (new_id, old_id)).fetchone():
+            return False
+        if closes_cycle(self._write, new_id, old_id):
+            raise StoreError("bad_request", cycle_message(new_id, old_id))
         at = self.clock.now()
         cur = self._write.execute(
             "INSERT OR IGNORE INTO links(new_id, old_id, user_id, actor, at) VALUES (?,?,?,?,?)",
@@ -381,6 +399,14 @@ class MemoryStore:
         self.mark_dirty([new_id, old_id])
         return True
 
+    def sharing_row(self, record_id: str) -> sqlite3.Row | None:
+        """Writer thread: what says whether a record is shared (``Outbox.sharable``), seen
+        by the batch in progress; None when there is no such record."""
+        row = self._write.execute(
+            "SELECT user_id, kind, private, provider, member FROM records WHERE id = ?",
+            (record_id,)).fetchone()
+        return row if isinstance(row, sqlite3.Row) else None
+
     def _require_visible(self, record_id: str, user_id: str) -> sqlite3.Row:
         row = self._write.execute(
             "SELECT * FROM records WHERE id = ? AND user_id = ? AND forgotten_at IS NULL",
@@ -393,9 +419,10 @@ class MemoryStore:
     def update(self, record_id: str, user_id: str, content: str, actor: str,
                metadata: dict[str, Any] | None = None) -> None:
         row = self._require_visible(record_id, user_id)
+        content = redact(content)
         meta = json.loads(row["metadata"])
         if metadata:
-            meta.update(metadata)
+            meta.update(redact_value(metadata))
         self._write.execute(
             "UPDATE records SET content = ?, content_hash = ?, metadata = ?, updated_at = ?"
             " WHERE id = ?",
@@ -407,6 +434,7 @@ class MemoryStore:
     def forget(self, record_id: str, user_id: str, reason: str | None, actor: str,
                op: str = "forget") -> None:
         row = self._require_visible(record_id, user_id)
+        reason = _redact_text(reason) or None
         now = time.time()
         self._write.execute(
             "UPDATE records SET forgotten_at = ?, forgotten_reason = ? WHERE id = ?",
@@ -438,6 +466,7 @@ class MemoryStore:
             (record_id, normalize_user(user_id))).fetchone()
         if row is None:
             raise StoreError("not_found", f"no memory {record_id!r}")
+        reason = _redact_text(reason) or None
         if row["forgotten_at"] is None:
             if if_forgotten:
                 return False
@@ -479,6 +508,7 @@ class MemoryStore:
         """Hold (or change) one review decision (``reviews.DECISION_COLUMNS``) on two records
         of ``row["user_id"]`` that this store shows; a rejection between two shared records
         is shared (an acceptance is shared as the link it made)."""
+        row = {**row, "reason": _redact_text(row.get("reason")) or None}
         ids = list(dict.fromkeys((row["newer_record"], row["older_record"])))
         ends = self._write.execute(
             "SELECT user_id, kind, private, provider, member FROM records"
@@ -1027,3 +1057,19 @@ def blank(text: str, spans: list[tuple[int, int]]) -> str:
         at = max(at, end)
     out.append(text[at:])
     return " ".join(out)
+
+
+def _redact_text(text: str | None) -> str | None:
+    return redact(text) if isinstance(text, str) and text else text
+
+
+def redacted(rec: NewRecord) -> NewRecord:
+    """``rec`` with every text it stores redacted: content, metadata (keys and values),
+    paths, tools, the files it hashed, its folder and where it came from."""
+    out = replace(
+        rec, content=redact(rec.content), metadata=redact_value(rec.metadata),
+        paths=[redact(p) for p in rec.paths], tools=[redact(t) for t in rec.tools],
+        file_hashes={redact(k): v for k, v in rec.file_hashes.items()},
+        cwd=_redact_text(rec.cwd), source=redact(rec.source),
+        session_id=_redact_text(rec.session_id), branch=_redact_text(rec.branch))
+    return rec if out == rec else out
