@@ -116,8 +116,8 @@ def apply(store: MemoryStore, rows: Iterable[Row], cursor_key: str, cursor: int)
                 if transient(err):
                     raise  # the disk, not the event: the batch is tried again
                 done.refused += 1
-                reason = message if isinstance(err, (Refused, StoreError)) else (
-                    f"{code}: {message}")
+                reason = str(err) if isinstance(err, Refused) else (
+                    message if isinstance(err, StoreError) else f"{code}: {message}")
                 _quarantine(store, row, reason)
                 continue
             if changed:

@@ -118,7 +118,7 @@ def decode_body(row: Row) -> dict[str, Any]:
         raise Refused(f"the body is a JSON {type(value).__name__}, not a map")
     try:
         protocol.check_depth(value, MAX_META_DEPTH + 2)
-    except protocol.RemoteError:
+    except (protocol.RemoteError, ValueError):
         raise Refused(f"the body nests deeper than {MAX_META_DEPTH} levels") from None
     return value
 
