@@ -747,10 +747,7 @@ def import_(root: Path, file: Path, fmt: str, as_json: bool, **values: Any) -> N
     from . import transfer
 
     try:
-        text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        fail(f"{file}: {getattr(err, 'strerror', None) or err}")
-    try:
+        text = transfer.read_file(file)
         head, rows = transfer.read(text, fmt, str(file))
     except transfer.TransferError as err:
         fail(str(err))
