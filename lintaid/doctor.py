@@ -231,12 +231,13 @@ def _spool(root: Path, status: dict[str, Any] | None) -> list[Check]:
         out.append(Check("spool", False, f"{paths.spool_dir(root)}: {detail}", fix))
     else:
         out.append(Check("spool", True, detail))
-    rejected = sorted(paths.spool_dir(root).glob("rejected/*.reason"))
-    if rejected:
-        out.append(Check("rejected events", False,
-                         f"{len(rejected)} events the daemon refused are kept in "
-                         f"{paths.spool_dir(root) / 'rejected'}",
-                         "read the .reason beside each, then delete the files"))
+    for folder in spool_files.folders(root):
+        rejected = sorted(folder.glob("rejected/*.reason"))
+        if rejected:
+            out.append(Check("rejected events", False,
+                             f"{len(rejected)} events the daemon refused are kept in "
+                             f"{folder / 'rejected'}",
+                             "read the .reason beside each, then delete the files"))
     return out
 
 
