@@ -418,7 +418,8 @@ class Daemon:
             },
         }
         kept = rolling_backups(self.root)
-        result["integrity"] = {"memory": self.store.integrity}
+        result["integrity"] = {"memory": self.store.integrity,
+                               "missing_acknowledged": self.store.missing or None}
         result["backups"] = {"kept": len(kept), "newest": str(kept[-1]) if kept else None,
                              "newest_at": _mtime(kept[-1]) if kept else None,
                              "interval_s": self.config.backup_interval_s}

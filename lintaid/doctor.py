@@ -196,6 +196,17 @@ def _memory_db(root: Path, status: dict[str, Any] | None) -> list[Check]:
     else:
         found = status.get("integrity") or {}
         out.append(Check("memory.db", True, f"checked at start: {found.get('memory', '?')}"))
+        missing = found.get("missing_acknowledged")
+        if missing:
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(missing["newest_at"]))
+            out.append(Check(
+                "acknowledged writes", False,
+                f"{missing['count']} acknowledged write(s), the newest at {when}, are missing "
+                "from memory.db: its WAL was damaged or deleted (the index held them; it "
+                "keeps ids and times, not text); ids in the log (acknowledged_writes_missing)",
+                "add them again from where they came (a backup taken after them, a "
+                "teammate's store, the agent's transcript); this report is shown for a "
+                "week"))
     left = backup.leftovers(root)
     if left:
         size = sum(p.stat().st_size for p in left if p.exists())

@@ -149,3 +149,50 @@ def test_supersession_cycles_are_refused_on_every_path(served: Served, tmp_path:
     # the fact is still there: the newest record stands
     statuses = {rid: served.call("get", {"id": rid})["status"] for rid in (x, y, z)}
     assert statuses == {x: "superseded", y: "superseded", z: "current"}
+
+
+@pytest.mark.slow
+def test_acknowledged_writes_lost_with_the_wal_are_found_and_reported(project: Path) -> None:
+    """Writes acknowledged while the WAL held them, the daemon killed, the WAL deleted: the
+    next start finds the records its index holds and memory.db lacks, logs them, and
+    status and doctor report them; the rest serves as before."""
+    daemon = daemon_process(project)
+    try:
+        from lintaid_client import connection
+
+        with connection.Connection(project) as conn:
+            kept = conn.call("add", {"content": "Checkpointed: the queue has 4 workers."})
+            wait_for(lambda: conn.call("search", {"query": "checkpointed workers"})["results"])
+        db = paths.memory_db_path(project)
+        probe = sqlite3.connect(db)  # everything so far in the file itself
+        try:
+            probe.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            probe.close()
+        with connection.Connection(project) as conn:
+            lost = [conn.call("add", {"content": f"Acknowledged note {i}: port {8000 + i}."})
+                    ["id"] for i in range(5)]
+            wait_for(lambda: all(conn.call("search", {"query": f"port {8000 + i}"})["results"]
+                                 for i in range(5)))
+        os.kill(daemon.pid, signal.SIGKILL)
+    finally:
+        daemon.stop()
+    for suffix in ("-wal", "-shm"):
+        db.with_name(db.name + suffix).unlink(missing_ok=True)
+    again = daemon_process(project)
+    try:
+        status = json.loads(subprocess.run(
+            [sys.executable, "-m", "lintaid", "status", "--json", "--project", str(project)],
+            capture_output=True, text=True, env=lintaid_env(), check=True).stdout)
+        missing = status["integrity"]["missing_acknowledged"]
+        assert missing["count"] == 5 and sorted(missing["ids"]) == sorted(lost)
+        assert "acknowledged_writes_missing" in paths.log_path(project).read_text()
+        code, report = doctor(project)
+        assert code == 1
+        check = next(c for c in report["checks"] if c["name"] == "acknowledged writes")
+        assert "5 acknowledged write(s)" in check["detail"] and "WAL" in check["detail"]
+        with connection.Connection(project) as conn:
+            assert conn.call("get", {"id": kept["id"]})["status"] == "current"
+            assert conn.call("search", {"query": "port 8003"})["results"] == []
+    finally:
+        again.stop()

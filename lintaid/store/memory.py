@@ -51,6 +51,8 @@ MAX_AHEAD_S = 86_400.0
 """How far ahead of the wall clock a stored or explicit time may pull the store's clock: an
 import dated in the year 9000 must not drag every later stamp there."""
 MAX_AUTHOR_CHARS = 100
+MISSING_KEY: Final = "acknowledged_writes_missing"  # the last report of lost WAL writes
+MISSING_SHOWN_S: Final = 7 * 86400
 AUTHORED, TURN = "author", "turn"
 """Traits: the record has an author; it is a conversation turn (an author and a session)."""
 log = structlog.get_logger("lintaid.store")
@@ -132,6 +134,7 @@ class MemoryStore:
         self._indexed_lock = threading.Lock()
         self._index_requests: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self.index = UserIndexes(paths.index_dir(root, "memory"), _memory_schema, INDEX_VERSION)
+        self.missing = {} if self.index.rebuilt else self._missing_acknowledged()
         if self.index.rebuilt:
             self._write.execute(
                 "INSERT OR IGNORE INTO pending_index(record_id, seq) SELECT id, 0 FROM records"
@@ -172,6 +175,53 @@ class MemoryStore:
             if integrity.is_damage(err):
                 raise integrity.Damaged(self.db_path, str(err)) from err
             raise
+
+    def _missing_acknowledged(self) -> dict[str, Any]:
+        """Acknowledged writes memory.db no longer holds (its WAL was damaged or deleted, so
+        SQLite lost what the WAL held since the last checkpoint): the index is derived from
+        committed rows only and records are never deleted, so an indexed record newer than
+        every row left is one. Reported (the log, ``status``, doctor, kept in ``meta``), and
+        dropped from the index; the index keeps ids and times, not text, so the text itself
+        comes back only from a backup or a teammate that holds it."""
+        row = self._write.execute("SELECT MAX(created_at) FROM records"
+                                  " WHERE typeof(created_at) IN ('real', 'integer')").fetchone()
+        floor = millis(row[0]) if row and row[0] is not None else -1
+        found: dict[str, tuple[str, int]] = {}
+        for user in self.index.users():
+            index = self.index.for_user(user)
+            if index is None:
+                continue
+            searcher = index.searcher()
+            hits = searcher.search(index.int_range("created_at", floor + 1, None),
+                                   limit=10_000).hits
+            for _score, address in hits:
+                doc = searcher.doc(address)
+                found[str(doc["id"][0])] = (user, int(doc["created_at"][0]))
+        held = {r[0] for r in in_batches(self._write, "SELECT id FROM records WHERE id IN"
+                                          " ({ids})", list(found))} if found else set()
+        lost = {rid: where for rid, where in found.items() if rid not in held}
+        if not lost:  # an earlier report is shown for a week, then forgotten
+            try:
+                report = json.loads(get_meta(self._write, MISSING_KEY) or "{}")
+            except ValueError:
+                report = {}
+            if isinstance(report, dict) and time.time() - float(
+                    report.get("found_at", 0)) < MISSING_SHOWN_S:
+                return report
+            return {}
+        newest = max(at for _user, at in lost.values()) / 1000.0
+        report = {"count": len(lost), "ids": sorted(lost)[:50], "newest_at": newest,
+                  "found_at": time.time()}
+        log.error("acknowledged_writes_missing", count=len(lost), newest_at=newest,
+                  ids=sorted(lost)[:50],
+                  note="memory.db lacks records its index holds: its WAL was damaged or "
+                       "deleted; their text is not in the index")
+        with transaction(self._write):
+            set_meta(self._write, MISSING_KEY, json.dumps(report))
+        for user in {u for u, _at in lost.values()}:
+            self.index.replace(user, [(rid, None) for rid, (u, _at) in lost.items() if u == user])
+        self.index.commit()
+        return report
 
     # -- connections ---------------------------------------------------------------------
     def _read(self) -> sqlite3.Connection:
