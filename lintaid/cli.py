@@ -900,6 +900,8 @@ def reindex(root: Path, full: bool) -> None:
                 progress.update(task, total=state["total"], completed=state.get("done", 0))
     if "error" in outcome:
         err = outcome["error"]
+        if isinstance(err, protocol.DaemonTimeout):  # it went away, or never answered
+            fail(str(err), EXIT_UNAVAILABLE)
         fail(f"{getattr(err, 'code', 'error')}: {getattr(err, 'message', err)}")
     result = outcome.get("result", {})
     click.echo(f"workspace: {result.get('files_listed', 0)} files checked, "
