@@ -119,9 +119,13 @@ def main() -> None:
         for root in (alice, bob):
             wait(lambda r=root: connection.ping(r, timeout=0.5) is not None, 60, 0.05)
         database = server.create_database()
-        for root, member in ((alice, "alice"), (bob, "bob")):
+        for root, member in ((alice, "alice"), (bob, "bob")):  # each as a role of its own
+            invite = subprocess.run([sys.executable, "-m", "lintaid", "team", "add-member",
+                                     member, "--dsn", server.dsn(database), "--json",
+                                     "--project", str(root)],
+                                    env=env, check=True, capture_output=True, text=True)
             subprocess.run([sys.executable, "-m", "lintaid", "team", "join",
-                            server.dsn(database), "--member", member, "--project", str(root)],
+                            json.loads(invite.stdout)["dsn"], "--project", str(root)],
                            env=env, check=True, capture_output=True)
         a, b = Memory(alice, autostart=False), Memory(bob, autostart=False)
         print(f"PostgreSQL {server.port} ({'fsync off' if opts.fast else 'durable'}); "

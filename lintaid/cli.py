@@ -763,10 +763,7 @@ def import_(root: Path, file: Path, fmt: str, as_json: bool, **values: Any) -> N
     from . import transfer
 
     try:
-        text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        fail(f"{file}: {getattr(err, 'strerror', None) or err}")
-    try:
+        text = transfer.read_file(file)
         head, rows = transfer.read(text, fmt, str(file))
     except transfer.TransferError as err:
         fail(str(err))
@@ -928,6 +925,8 @@ def reindex(root: Path, full: bool) -> None:
                 progress.update(task, total=state["total"], completed=state.get("done", 0))
     if "error" in outcome:
         err = outcome["error"]
+        if isinstance(err, protocol.DaemonTimeout):  # it went away, or never answered
+            fail(str(err), EXIT_UNAVAILABLE)
         fail(f"{getattr(err, 'code', 'error')}: {getattr(err, 'message', err)}")
     result = outcome.get("result", {})
     click.echo(f"workspace: {result.get('files_listed', 0)} files checked, "
@@ -963,6 +962,22 @@ def team_join(root: Path, as_json: bool, **values: Any) -> None:
     click.echo(f"  password    read from {result.get('password_source') or '?'}")
     click.echo(f"  sharing     {result.get('queued', 0)} records and decisions queued; prompts "
                "and private records stay on this machine")
+
+
+@team.command(name="add-member")
+@project_option
+@op_options("team_add_member")
+@json_flag
+def team_add_member(root: Path, as_json: bool, **values: Any) -> None:
+    """Create NAME's own role on the team server (you need CREATEROLE there) and print the
+    address NAME joins with: send it to them privately; it holds their new password."""
+    result = call(root, "team_add_member", op_args("team_add_member", values), timeout=60)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    verb = "added" if result["created"] else "gave a new password to"
+    click.echo(f"{verb} {result['member']}; they join with (keep it private):")
+    click.echo(f"  lintaid team join '{result['dsn']}'")
 
 
 @team.command(name="leave")

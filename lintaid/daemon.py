@@ -40,7 +40,7 @@ from .recovery import RecoveryError, RecoveryReport, recover_project
 from .search import Reader
 from .server import Server
 from .spool_drain import SpoolDrainer
-from .store.backup import rolling_backups
+from .store.backup import remove_leftovers, rolling_backups
 from .store.integrity import Damaged
 from .store.memory import MemoryStore
 from .team.tier import TeamTier
@@ -188,6 +188,8 @@ class Daemon:
         except Damaged as err:
             raise StartError(f"{err}; the daemon will not run on it. Salvage it with: "
                              f"lintaid recover --project {self.root}") from err
+        for name, size in remove_leftovers(self.root):  # of backups killed midway
+            log.warning("backup_leftover_removed", file=name, bytes=size)
         self.writer = Writer(self.store)
         self.writer.start()
         self.reader = Reader(memory=self.store, wait_visible=self.writer.wait_visible,
@@ -444,7 +446,8 @@ class Daemon:
             },
         }
         kept = rolling_backups(self.root)
-        result["integrity"] = {"memory": self.store.integrity}
+        result["integrity"] = {"memory": self.store.integrity,
+                               "missing_acknowledged": self.store.missing or None}
         result["backups"] = {"kept": len(kept), "newest": str(kept[-1]) if kept else None,
                              "newest_at": _mtime(kept[-1]) if kept else None,
                              "interval_s": self.config.backup_interval_s}

@@ -35,9 +35,9 @@ SHOWN: Final = 5  # offending files named in a detail
 def run(root: Path) -> list[Check]:
     """Every check, generic ones first, then each agent client's."""
     status = _daemon_status(root)
-    checks = [_daemon(root, status), _files(root), _socket(root, status), *_indexes(status),
-              *_spool(root, status), _disk(root), *_watcher(status), *_pause(status),
-              *_team(root, status)]
+    checks = [_daemon(root, status), _files(root), _socket(root, status),
+              *_memory_db(root, status), *_indexes(status), *_spool(root, status),
+              _disk(root), *_watcher(status), *_pause(status), *_team(root, status)]
     return checks + _clients(root)
 
 
@@ -193,6 +193,44 @@ def _socket(root: Path, status: dict[str, Any] | None) -> Check:
 
 
 # -- data ----------------------------------------------------------------------------------------
+def _memory_db(root: Path, status: dict[str, Any] | None) -> list[Check]:
+    """What the daemon would refuse at its next start, looked at while it is down: a damaged
+    memory.db (the daemon checks it itself when it runs), and what killed backups left."""
+    from .store import backup, integrity
+
+    out = []
+    db = paths.memory_db_path(root)
+    if status is None:
+        damage = integrity.check_closed(db)
+        if damage is not None:
+            out.append(Check("memory.db", False, f"{db} is damaged ({damage}): the daemon "
+                             "will not start on it", f"lintaid recover --project {root}"))
+        elif db.exists():
+            out.append(Check("memory.db", True, "whole (quick_check, read only)"))
+    else:
+        found = status.get("integrity") or {}
+        out.append(Check("memory.db", True, f"checked at start: {found.get('memory', '?')}"))
+        missing = found.get("missing_acknowledged")
+        if missing:
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(missing["newest_at"]))
+            out.append(Check(
+                "acknowledged writes", False,
+                f"{missing['count']} acknowledged write(s), the newest at {when}, are missing "
+                "from memory.db: its WAL was damaged or deleted (the index held them; it "
+                "keeps ids and times, not text); ids in the log (acknowledged_writes_missing)",
+                "add them again from where they came (a backup taken after them, a "
+                "teammate's store, the agent's transcript); this report is shown for a "
+                "week"))
+    left = backup.leftovers(root)
+    if left:
+        size = sum(p.stat().st_size for p in left if p.exists())
+        out.append(Check("backups", True, f"{len(left)} temporary file(s) of unfinished "
+                         f"backups ({size / 2**20:.1f} MiB) in {backup.backup_dir(root)}",
+                         "the daemon removes them at its next start (lintaid stop && lintaid "
+                         "start)", warn=True))
+    return out
+
+
 def _indexes(status: dict[str, Any] | None) -> list[Check]:
     """The derived indexes, as the daemon found them: it opens and checks each one when it
     starts and rebuilds what is missing, damaged or outdated from the databases. The doctor
@@ -245,12 +283,13 @@ def _spool(root: Path, status: dict[str, Any] | None) -> list[Check]:
         out.append(Check("spool", False, f"{paths.spool_dir(root)}: {detail}", fix))
     else:
         out.append(Check("spool", True, detail))
-    rejected = sorted(paths.spool_dir(root).glob("rejected/*.reason"))
-    if rejected:
-        out.append(Check("rejected events", False,
-                         f"{len(rejected)} events the daemon refused are kept in "
-                         f"{paths.spool_dir(root) / 'rejected'}",
-                         "read the .reason beside each, then delete the files"))
+    for folder in spool_files.folders(root):
+        rejected = sorted(folder.glob("rejected/*.reason"))
+        if rejected:
+            out.append(Check("rejected events", False,
+                             f"{len(rejected)} events the daemon refused are kept in "
+                             f"{folder / 'rejected'}",
+                             "read the .reason beside each, then delete the files"))
     return out
 
 

@@ -84,6 +84,8 @@ class Team(Protocol):
 
     def set_private(self, client: str, share: bool) -> dict[str, Any]: ...
 
+    def add_member(self, name: str, dsn: str | None) -> dict[str, Any]: ...
+
 
 Submit = Callable[[Callable[[], Any]], "Future[Any]"]
 Provenance = Callable[[], "tuple[str | None, str | None]"]
@@ -405,6 +407,10 @@ def op_team_join(s: Services, args: Args) -> Args:
     return _team(s).join(args["dsn"], args["name"], args["member"], args["repo_key"])
 
 
+def op_team_add_member(s: Services, args: Args) -> Args:
+    return _team(s).add_member(args["name"], args["dsn"])
+
+
 def op_team_leave(s: Services, args: Args) -> Args:
     return _team(s).leave()
 
@@ -445,6 +451,7 @@ HANDLERS: dict[str, Handler] = {
     "resume": op_resume,
     "ui": op_ui,
     "team_join": op_team_join,
+    "team_add_member": op_team_add_member,
     "team_leave": op_team_leave,
     "team_status": op_team_status,
     "team_private": op_team_private,

@@ -222,6 +222,49 @@ def write_private(path: Path, text: str) -> None:
 
 
 # -- reading a file ---------------------------------------------------------------------------------
+MAX_IMPORT_BYTES: Final = 1 << 30
+"""An import file larger than this is refused before it is read whole (an export of 100,000
+records with their history is a few hundred MiB)."""
+
+
+def read_file(path: Path, limit: int = MAX_IMPORT_BYTES) -> str:
+    """The text of an import file, read with a bound: a FIFO, a device or a folder is refused
+    at once (never waited on or read without end), and so is a file over ``limit`` bytes.
+    ``-`` is standard input, read with the same bound. TransferError says why."""
+    import os
+    import stat
+    import sys
+
+    if str(path) == "-":
+        data = sys.stdin.buffer.read(limit + 1)
+    else:
+        try:  # O_NONBLOCK: opening a FIFO with no writer must not block
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError as err:
+            raise TransferError(f"{path}: {err.strerror or err}") from None
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a device"
+                        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket"
+                        if stat.S_ISSOCK(mode) else "a folder" if stat.S_ISDIR(mode)
+                        else "not a regular file")
+                raise TransferError(f"{path} is {kind}: import reads a regular file (or - "
+                                    "for standard input)")
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                data = fh.read(limit + 1)
+        finally:
+            os.close(fd)
+    if len(data) > limit:
+        raise TransferError(f"{path} is larger than {limit} bytes: split it, or import it in "
+                            "parts")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise TransferError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
 def read(text: str, fmt: str = "auto", name: str = "FILE") -> tuple[dict[str, Any] | None,
                                                                      list[dict[str, Any]]]:
     """``(lintaid's header or None, the rows to import, checked)`` from a file's text."""

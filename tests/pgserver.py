@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 SUPERUSER = "postgres"
-ROLE = "lintaid"
+ROLE = "lintaid"  # the team's administrator (``lintaid team add-member`` runs as it)
 
 
 def find_bindir() -> Path | None:
@@ -97,7 +97,8 @@ class PgServer:
         pwfile.unlink()
         self.start()
         with self.admin() as conn:
-            conn.execute(f"CREATE ROLE {ROLE} LOGIN PASSWORD '{self.password}'")
+            # The team's administrator: owns the tables, creates the members' roles.
+            conn.execute(f"CREATE ROLE {ROLE} LOGIN CREATEROLE PASSWORD '{self.password}'")
         return self
 
     def start(self) -> None:
@@ -141,6 +142,13 @@ class PgServer:
         with self.admin() as conn:
             conn.execute(f"CREATE DATABASE {name} OWNER {ROLE}")
         return name
+
+
+def password_of(dsn: str) -> str:
+    """The password a libpq address holds."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    return str(conninfo_to_dict(dsn)["password"])
 
 
 def start_server(*, fast: bool = True) -> PgServer | str:

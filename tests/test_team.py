@@ -77,11 +77,23 @@ def clones(tmp_path: Path) -> tuple[Path, Path]:
     return clone(origin, tmp_path / "alice"), clone(origin, tmp_path / "bob")
 
 
+def add_member(served: Served, pg: pgserver.PgServer, db: str, member: str) -> str:
+    """The administrator makes ``member``'s role; the address it joins with."""
+    invite = served.cli("team", "add-member", member, "--dsn", pg.dsn(db), "--json")
+    assert invite.exit_code == 0, invite.stdout + invite.stderr
+    dsn: str = invite.json()["dsn"]
+    return dsn
+
+
 def join(served: Served, pg: pgserver.PgServer, db: str, member: str,
          *extra: str) -> dict[str, Any]:
-    result = served.cli("team", "join", pg.dsn(db), "--member", member, "--json", *extra)
+    """``member`` joins as the role of its own the administrator made for it."""
+    dsn = add_member(served, pg, db, member)
+    result = served.cli("team", "join", dsn, "--member", member, "--json", *extra)
     assert result.exit_code == 0, result.stdout + result.stderr
     data: dict[str, Any] = result.json()
+    assert data["member"] == member
+    data["invite"] = dsn
     return data
 
 
@@ -398,14 +410,15 @@ def test_the_password_never_lands_in_the_state_folder(
     joined = join(alice, pg, team_db, "alice")
     assert "pgpass" in joined["password_kept_in"]
     assert "pgpass" in joined["password_source"]
-    assert pg.password in (tmp_path / "pgpass").read_text()
+    mine = pgserver.password_of(joined["invite"])  # the member's own, made by add-member
+    assert mine != pg.password and mine in (tmp_path / "pgpass").read_text()
     assert (tmp_path / "pgpass").stat().st_mode & 0o077 == 0
     add(alice, "Gateway timeout retry attempts: 2.")
     wait_for(lambda: delivered(alice), WAIT)
     alice.stop()  # logs flushed, backups made
     state = paths.state_dir(clones[0])
     leaked = [p for p in state.rglob("*") if p.is_file()
-              and pg.password.encode() in p.read_bytes()]
+              and any(pw.encode() in p.read_bytes() for pw in (pg.password, mine))]
     assert leaked == []
     assert "password" not in (state / "team.json").read_text()
 

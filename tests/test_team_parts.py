@@ -5,6 +5,7 @@ real PostgreSQL server.)"""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from lintaid.store.outbox import FORGET, LINK, RECORD, REJECT, RESTORE
 from lintaid.team import secret
 from lintaid.team.apply import apply, outgoing
 from lintaid.team.config import TeamError, normalize_remote, repository_key
-from lintaid.team.pg import Event
+from lintaid.team.pg import Event, Row
 from tests.redaction_corpus import GHP
 
 
@@ -121,6 +122,11 @@ def test_the_outbox_notes_what_is_shared_and_only_that(tmp_path: Path) -> None:
         store.close()
 
 
+def as_rows(events: list[Event]) -> list[Row]:
+    """The rows the server hands over for ``events``."""
+    return [Row.of(e) for e in events]
+
+
 def _store(root: Path, *, joined: bool) -> MemoryStore:
     (root / ".lint-ai").mkdir(parents=True)
     store = MemoryStore(root)
@@ -165,7 +171,7 @@ def test_a_rejection_and_a_restore_are_sent_and_held_alike_on_a_teammates_store(
         assert out.events[1].event_id == out.events[4].event_id  # one record on the server
 
         with bob.transaction():
-            done = apply(bob, events, "cursor", len(events))
+            done = apply(bob, as_rows(events), "cursor", len(events))
             derive_memory(bob)
         assert (done.applied, done.skipped, done.refused) == (5, 1, 0)  # eve again: skipped
         assert review.queue(bob.reviews, None, 10) == []
@@ -177,7 +183,7 @@ def test_a_rejection_and_a_restore_are_sent_and_held_alike_on_a_teammates_store(
         assert bob.get_rows([eve])[eve]["forgotten_at"] is None
         assert bob.outbox.depth()[0] == 0  # nothing pulled is sent again
         with bob.transaction():  # the same rejection again changes nothing
-            again = apply(bob, [events[2], events[5]], "cursor", len(events))
+            again = apply(bob, as_rows([events[2], events[5]]), "cursor", len(events))
         assert (again.applied, again.skipped, again.refused) == (0, 2, 0)
         rebuild_memory(bob)
         assert _statuses(bob) == statuses  # incremental == rebuild
@@ -214,7 +220,8 @@ def test_malformed_rejections_and_restores_are_refused_unknown_records_skipped(
         def event(kind: str, target: str, other: str | None = None,
                   body: dict[str, Any] | None = None) -> Event:
             body = body or {}
-            return Event(event_id=f"e{target}{other}{sorted(body.items())}", kind=kind,
+            key = f"{target}{other}{sorted(body.items())}".encode()
+            return Event(event_id="e" + hashlib.sha256(key).hexdigest()[:31], kind=kind,
                          record_id=target, other_id=other, stamp=1.0, body=body,
                          member="alice")
 
@@ -230,11 +237,11 @@ def test_malformed_rejections_and_restores_are_refused_unknown_records_skipped(
         skipped = [event(REJECT, "nothere", b, pair("nothere", b)), event(RESTORE, "nothere"),
                    event(RESTORE, a)]  # not forgotten: nothing to lift
         with store.transaction():
-            done = apply(store, [*refused, *skipped], "cursor", 1)
+            done = apply(store, as_rows([*refused, *skipped]), "cursor", 1)
         assert (done.applied, done.skipped, done.refused) == (0, len(skipped), len(refused))
         assert store.reviews.decisions([good["item_id"]]) == {}
         with store.transaction():
-            assert apply(store, [event(REJECT, a, b, good)], "cursor", 2).applied == 1
+            assert apply(store, as_rows([event(REJECT, a, b, good)]), "cursor", 2).applied == 1
         assert store.reviews.decisions([good["item_id"]])[good["item_id"]]["at"] == 1.0
     finally:
         store.close()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.client_sessions import codex_payload, codex_rollout, write_jsonl
-from tests.conftest import run_cli, run_hook
+from tests.conftest import run_cli, run_hook, wait_for
 from tests.test_e2e_spine import git_init
 from tests.transcripts import stop_payload, text, tool_result, tool_use, write_transcript
 
@@ -101,7 +101,16 @@ def edit_after_capture(scene: Scene) -> None:
 
 def capture_id(scene: Scene) -> str:
     """The id of the Claude Code turn (from ``lintaid list``)."""
-    out = run_cli(scene.root, "list", "--client", "claude-code", "--json", env=scene.env).stdout
-    results = json.loads(out)["results"]
-    assert results, "the Claude Code turn was not captured"
+    def listed() -> list[dict[str, Any]]:
+        out = run_cli(scene.root, "list", "--client", "claude-code", "--json",
+                      env=scene.env).stdout
+        found: list[dict[str, Any]] = json.loads(out)["results"]
+        return found
+
+    # On a loaded machine the hook may have run out of its budget and spooled the turn: it
+    # is stored once the daemon drains the spool.
+    try:
+        results = wait_for(listed, timeout=60, interval=0.5)
+    except AssertionError:
+        raise AssertionError("the Claude Code turn was not captured") from None
     return str(results[0]["id"])

@@ -87,11 +87,23 @@ class Connection:
             self.reset()
             raise protocol.DaemonUnavailable(
                 f"the lintaid daemon at {self.endpoint} went away") from None
+        sent = time.monotonic()
         while True:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not sock.poll(int(remaining * 1000) + 1, zmq.POLLIN):
+            if remaining <= 0:
                 self.reset()
                 raise protocol.DaemonTimeout(f"daemon did not answer {op!r} within {timeout:.2f}s")
+            # A long wait looks once a second whether anyone is still there: a daemon killed
+            # while it works (an import, a reindex, a backup) must not leave its caller
+            # waiting out the whole deadline.
+            if not sock.poll(int(min(remaining, 1.0) * 1000) + 1, zmq.POLLIN):
+                if time.monotonic() - sent >= 1.0 and nobody_listens(self.endpoint):
+                    self.reset()
+                    raise protocol.DaemonGone(
+                        f"the lintaid daemon at {self.endpoint} went away while it answered "
+                        f"{op!r}: what it acknowledged before is kept, the rest was not done "
+                        "(an import, a backup or a reindex may simply be run again)")
+                continue
             try:
                 reply = protocol.unpack(sock.recv(zmq.NOBLOCK))
             except (ValueError, zmq.Again):
@@ -125,6 +137,7 @@ def nobody_listens(endpoint: str) -> bool:
     import _socket
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    sock.settimeout(0.5)  # a stopped daemon's full backlog must not hold the caller
     try:
         sock.connect(path)
     except (FileNotFoundError, ConnectionRefusedError):

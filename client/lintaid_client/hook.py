@@ -30,6 +30,7 @@ from lintaid_client import locate, zmtp
 DEFAULT_BUDGET_MS = 1000
 MAX_STDIN_BYTES = 8 * 1024 * 1024
 RESERVE_S = 0.05  # kept back from the budget for printing after a failed round trip
+GRACE_S = 0.2  # how long the last-resort exit waits to hear that keeping the event failed
 CONTENT_JSON = b"application/json"  # as protocol.CONTENT_JSON, without importing it
 PROTOCOL = 1
 EMPTY = "{}"
@@ -72,12 +73,98 @@ def budget_seconds() -> float:
     return min(max(ms, 200), 60_000) / 1000.0
 
 
+# What the last-resort exit needs to keep the event (set once stdin is read), and whether the
+# answer is printed already.
+_event: tuple[str, str, bytes, tuple[str, ...]] | None = None
+_names: tuple[str, str, tuple[str, ...]] | None = None  # (client, event, root keys)
+_stdin: list[bytes] = []  # what was read of stdin so far
+_answered = False
+
+
 def _bail(*_: object) -> None:
-    """Last-resort guard: the budget ran out somewhere unexpected; answer and leave."""
+    """Last-resort guard: the budget ran out somewhere unexpected (a stopped daemon on a
+    loaded machine, a slow disk). Answer, hand the event to a detached child that keeps it
+    as the normal path would (spooled, the daemon started), and leave; a child that cannot
+    be made, or that says within ``GRACE_S`` that it could not keep the event, is reported
+    on stderr in one line."""
+    global _answered
     try:
-        os.write(1, b"{}\n")
+        if not _answered:
+            _answered = True
+            os.write(1, b"{}\n")
+        found = _event or _finish_reading()
+        if found is None:
+            _warn("the hook's budget ran out before the event was read; it was not kept")
+        else:
+            _keep_detached(*found)
     finally:
         os._exit(0)
+
+
+def _finish_reading() -> tuple[str, str, bytes, tuple[str, ...]] | None:
+    """The event, when the budget ran out while stdin was being read (or before): the rest
+    of it, if the agent finishes writing within ``GRACE_S``."""
+    if _names is None:
+        return None
+    import select
+
+    deadline = monotonic() + GRACE_S
+    try:
+        while True:
+            left = deadline - monotonic()
+            if left <= 0 or not select.select([0], [], [], left)[0]:
+                return None  # the agent is still writing: nothing whole to keep
+            chunk = os.read(0, 1 << 20)
+            if not chunk:
+                break  # end of input: the event is whole
+            _stdin.append(chunk)
+            if sum(map(len, _stdin)) > MAX_STDIN_BYTES:
+                return None
+    except OSError:
+        return None
+    data = b"".join(_stdin)
+    return (*_names[:2], data, _names[2]) if data else None
+
+
+def _keep_detached(provider: str, event: str, data: bytes, root_keys: tuple[str, ...]) -> None:
+    try:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+    except OSError as err:
+        _warn(f"the hook's budget ran out and the event could not be kept ({err})")
+        return
+    if pid == 0:  # the child: no budget here
+        os.close(read_end)
+        said = b"ok"
+        try:
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            payload = loads(data.decode("utf-8"))
+            if isinstance(payload, dict):
+                keep(_project(payload, root_keys), envelope(provider, event, data),
+                     start=True, strict=True)
+        except BaseException as err:
+            said = f"no:{err}".encode("utf-8", "replace")[:500]
+        finally:
+            try:
+                os.write(write_end, said)
+            finally:
+                os._exit(0)
+    os.close(write_end)
+    try:
+        import select
+
+        ready, _w, _x = select.select([read_end], [], [], GRACE_S)
+        said = os.read(read_end, 500) if ready else b"ok"  # still at it: it will keep it
+    except OSError:
+        said = b"ok"
+    finally:
+        os.close(read_end)
+    if said.startswith(b"no:"):
+        _warn("the hook's budget ran out and the event could not be kept "
+              f"({said[3:].decode('utf-8', 'replace')})")
 
 
 def _warn(message: str) -> None:
@@ -179,10 +266,11 @@ def _read_reply(frames: list[bytes]) -> Outcome:
     return Outcome(spool=error.get("retryable") is True)
 
 
-def keep(root: str, request: bytes, *, start: bool) -> None:
+def keep(root: str, request: bytes, *, start: bool, strict: bool = False) -> None:
     """Spool the event (redacted) and, when nobody listens, start the daemon detached.
 
     Runs in a detached child in the hook process (after the answer is printed), or inline.
+    ``strict``: a spool that fails raises (for a caller that reports it) instead of warning.
     """
     from pathlib import Path
 
@@ -194,6 +282,8 @@ def keep(root: str, request: bytes, *, start: bool) -> None:
     try:
         spool.write(project, "hook", message["args"])
     except OSError as err:  # disk full, read-only tree: say so once
+        if strict:
+            raise
         _warn(f"could not spool the event: {err}")
         return
     if start and os.environ.get("LINTAID_NO_AUTOSTART") != "1":
@@ -231,7 +321,7 @@ def _detach_and_keep(root: str, request: bytes, start: bool) -> None:
 
 
 def _read_stdin() -> bytes:
-    chunks = []
+    chunks = _stdin  # kept where the last-resort exit can finish reading
     size = 0
     while size <= MAX_STDIN_BYTES:
         chunk = os.read(0, 1 << 20)
@@ -243,26 +333,34 @@ def _read_stdin() -> bytes:
 
 
 def main(argv: list[str] | None = None) -> None:
+    global _event, _answered, _names
     started = monotonic()
     argv = sys.argv[1:] if argv is None else argv
     budget = budget_seconds()
-    _signal.signal(_signal.SIGALRM, _bail)
-    _signal.setitimer(_signal.ITIMER_REAL, budget)
     root_keys: list[str] = []
     while len(argv) >= 2 and argv[0] == "--root-key":
         root_keys.append(argv[1])
         argv = argv[2:]
-    if len(argv) != 2 or not (_name_ok(argv[0]) and _name_ok(argv[1])):
+    usable = len(argv) == 2 and _name_ok(argv[0]) and _name_ok(argv[1])
+    if usable:  # before the budget runs: its last-resort exit needs to know the event
+        _names = (argv[0], argv[1], tuple(root_keys))
+    _signal.signal(_signal.SIGALRM, _bail)
+    _signal.setitimer(_signal.ITIMER_REAL, budget)
+    if not usable:
         _warn("usage: lintaid-hook [--root-key FIELD]... CLIENT EVENT   "
               "(e.g. lintaid-hook claude-code Stop)")
         _bail()
     outcome, root, request = Outcome(), None, b""
     try:
-        outcome, root, request = exchange(argv[0], argv[1], _read_stdin(), budget=budget,
+        data = _read_stdin()
+        if data and len(data) <= MAX_STDIN_BYTES:
+            _event = (argv[0], argv[1], data, tuple(root_keys))
+        outcome, root, request = exchange(argv[0], argv[1], data, budget=budget,
                                           started=started, root_keys=tuple(root_keys))
     except Exception as err:  # fail open: the agent must never be blocked by memory
         _warn(f"{type(err).__name__}: {err}")
     _signal.setitimer(_signal.ITIMER_REAL, 0)
+    _answered = True
     os.write(1, outcome.stdout.encode("utf-8", "surrogateescape") + b"\n")
     if outcome.spool and root is not None:
         _detach_and_keep(root, request, outcome.start)

@@ -319,11 +319,19 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
             required=True, cli="ARG", max_bytes=MAX_PATH_BYTES),
         Arg("name", STR, "the team's name (one server may hold several teams)",
             default="default", max_bytes=64),
-        Arg("member", STR, "your name in the team (default: git's user.email, else your "
-            "login name)", max_bytes=MAX_ID_BYTES),
+        Arg("member", STR, "check that the server knows the address as this member (a "
+            "member is the role it connects as)", max_bytes=MAX_ID_BYTES),
         Arg("repo_key", STR, "what tells the repository in every clone (default: its root "
             "commit; 'remote' for origin's URL; any other text as given)", cli="--repo-key",
             max_bytes=500),
+    )),
+    Op("team_add_member", WRITE, "Create a team member's own role on the team server (run "
+       "by the team's administrator, whose role has CREATEROLE) and give back the address "
+       "that member joins with; asked again, it sets a new password.", (
+        Arg("name", STR, "the member's name: the role it connects as, written by the server "
+            "into every row it pushes", required=True, cli="ARG", max_bytes=63),
+        Arg("dsn", STR, "the administrator's address (default: the one this project joined "
+            "with)", max_bytes=MAX_PATH_BYTES),
     )),
     Op("team_leave", WRITE, "Leave the team: nothing more is shared or pulled; what was not "
        "delivered yet is dropped, what was pulled stays."),

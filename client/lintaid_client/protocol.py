@@ -64,6 +64,11 @@ class DaemonTimeout(LintaidError):
     """The daemon did not answer before the deadline."""
 
 
+class DaemonGone(DaemonTimeout):
+    """The daemon went away (killed, crashed) after the request was sent: no answer will
+    come, and what it did before it went is all that was done."""
+
+
 class RemoteError(LintaidError):
     """The daemon answered with ``ok: false``."""
 

@@ -266,6 +266,25 @@ _FORMATS: tuple[tuple[str, tuple[str, ...], tuple[str, ...], str, Callable[[str]
     ("age-secret-key", ("AGE-SECRET-KEY-",), (), r"AGE-SECRET-KEY-1[0-9A-Z]{58}\b", None),
     ("telegram-bot-token", (":AA",), (), r"\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", None),
     ("jwt", ("eyJ",), (), r"eyJ[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]*", None),
+    # Formats detect-secrets knows (its plugins: artifactory, mailchimp, square_oauth, discord)
+    # and other vendors' prefixed tokens.
+    ("artifactory-token", ("AKC",), (), r"AKC[a-zA-Z0-9]{60,}\b", None),
+    ("mailchimp-key", ("-us",), (), r"(?<![0-9a-z])[0-9a-f]{32}-us[0-9]{1,2}\b", None),
+    ("square-token", ("sq0",), (), r"sq0(?:atp|csp|idp)-[0-9A-Za-z_\-]{22,43}", None),
+    ("square-token", ("EAAA",), (), r"EAAA[A-Za-z0-9_\-+=]{60}\b", _mixed),
+    ("discord-bot-token", (), ("discord",),
+     r"(?<![A-Za-z0-9_\-.])[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}\b", _mixed),
+    ("atlassian-token", ("ATATT",), (), r"ATATT3[A-Za-z0-9_\-=]{100,}", None),
+    ("linear-key", ("lin_api_",), (), r"lin_api_[A-Za-z0-9]{40}\b", None),
+    ("doppler-token", ("dp.",), (), r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}", None),
+    ("grafana-token", ("glsa_", "glc_"), (),
+     r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})", None),
+    ("supabase-token", ("sbp_",), (), r"sbp_[a-f0-9]{40}\b", None),
+    ("planetscale-token", ("pscale_",), (),
+     r"pscale_(?:pw|tkn|oauth)_[A-Za-z0-9_\-.]{32,}", None),
+    ("sentry-token", ("sntry",), (), r"sntry[su]_[A-Za-z0-9+/=_]{40,}", None),
+    ("newrelic-key", ("NRAK-",), (), r"NRAK-[A-Z0-9]{27}\b", None),
+    ("dropbox-token", ("sl.",), (), r"sl\.[A-Za-z0-9_\-]{130,}", None),
     ("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA"), (),
      r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b", None),
     ("azure-account-key", (), ("accountkey=", "sharedaccesskey="),
@@ -316,6 +335,7 @@ def _compile() -> list[tuple[tuple[str, ...], tuple[str, ...], Callable[[str], s
         ((), name_hint, _assignment_pass()),
         (("</",), (), _xml_pass()),
         (("--",), (), _flag_pass()),
+        (_COMMAND_ANCHORS, (), _command_pass()),
         ((), name_hint + ("twilio", "sendgrid", "datadog", "heroku", "aws"), _prose_pass()),
     ]
     return rules
@@ -450,10 +470,11 @@ _ASSIGNMENT = (
     # written as a run of one class with rare backslash steps, which sre scans fastest.
     r"|(?:[^\s\"'`,;&<>(){}\[\]\\]|\\(?![nrt\"]))[^\s\"'`,;&<>(){}\[\]\\]*"
     r"(?:\\(?![nrt\"])[^\s\"'`,;&<>(){}\[\]\\]*)*)"
-    # After a bare colon (YAML, JSON, headers) the value must end its clause: "the password:
-    # see the vault" is prose (the prose pass judges "token: abc123 was leaked").
-    r"(?(colon)(?=[ \t]*(?:$|[\r\n#,;}'\"&`<]|//|\\[nrt])))"
+    # After a bare colon (YAML, JSON, headers) a value that does not end its clause must look
+    # like a credential (``_clause_end``): "the password: see the vault" is prose, "set
+    # DB_PASS: Hunt3r2x for staging" is not.
 )
+_CLAUSE_END = r"[ \t]*(?:$|[\r\n#,;}'\"&`<]|//|\\[nrt])"
 
 
 def _unquote(value: str) -> tuple[str, str, str]:
@@ -501,6 +522,7 @@ def _is_code(m: Match, name: str, opening: str, inner: str) -> bool:
 
 def _assignment_pass() -> Callable[[str], str]:
     pattern = re.compile(_ASSIGNMENT)
+    clause_end = re.compile(_CLAUSE_END)
 
     def value_marker(m: Match) -> str | None:
         """The value's replacement, or None when the value is no secret."""
@@ -512,6 +534,9 @@ def _assignment_pass() -> Callable[[str], str]:
             return None
         if _is_code(m, name, opening, inner):
             return None
+        if (m.group("colon") and not opening and clause_end.match(m.string, m.end()) is None
+                and not (_weak(inner) or _strong(inner))):
+            return None
         return opening + REDACTED + closing
 
     def apply(text: str) -> str:
@@ -521,8 +546,10 @@ def _assignment_pass() -> Callable[[str], str]:
         while (m := pattern.search(text, at)) is not None:
             replacement = value_marker(m)
             if replacement is None:
-                # Search on inside the value: {"cmd": "DB_PASS=x ./run"} holds one of its own.
-                at = m.start("value")
+                # Search on right after the name: the separator and the value may hold an
+                # assignment of their own ({"cmd": "DB_PASS=x ./run"}, and "note: DB_PASS=x",
+                # where "DB_PASS" first read as the type of a ``note: T = value``).
+                at = m.end("name")
                 continue
             out.append(text[pos:m.start("value")])
             out.append(replacement)
@@ -564,6 +591,97 @@ def _flag_pass() -> Callable[[str], str]:
         return _replace_group(m, None)
 
     return lambda text: pattern.sub(replace, text)
+
+
+# Commands that take a password as a short option, and how: ``sshpass -p X`` and
+# ``sshpass -pX``; ``mysql -pX`` (attached only: ``mysql -p db`` names a database and asks for
+# the password); ``redis-cli -a X``; ``ldapsearch -w X``; ``docker login -p X``;
+# ``zip -P X``; ``7z -pX``; ``sqlcmd -P X``; ``mongosh -p X``; ``keytool -storepass X``;
+# ``openssl ... -passin pass:X``; ``smbclient -U user%X``. (option, value attached, spaced)
+_MYSQL = ("-p", True, False)
+_COMMANDS: dict[str, tuple[tuple[str, bool, bool], ...]] = {
+    "sshpass": (("-p", True, True),),
+    **{name: (_MYSQL,) for name in ("mysql", "mysqldump", "mysqladmin", "mysqlimport",
+                                     "mysqlshow", "mysqlcheck", "mysqlpump", "mariadb",
+                                     "mariadb-dump", "mariadb-admin")},
+    "redis-cli": (("-a", False, True),),
+    **{name: (("-w", False, True),) for name in ("ldapsearch", "ldapmodify", "ldapadd",
+                                                  "ldapdelete", "ldapwhoami", "ldappasswd")},
+    "docker": (("-p", False, True),), "podman": (("-p", False, True),),
+    "zip": (("-P", False, True),), "unzip": (("-P", False, True),),
+    "7z": (("-p", True, False),), "7za": (("-p", True, False),),
+    "sqlcmd": (("-P", False, True),), "bcp": (("-P", False, True),),
+    "mongo": (("-p", False, True),), "mongosh": (("-p", False, True),),
+    "mongodump": (("-p", False, True),), "mongorestore": (("-p", False, True),),
+    "keytool": tuple((opt, False, True) for opt in (
+        "-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass",
+        "-destkeypass")),
+    "smbclient": (("-U", False, True),),
+}
+_COMMAND_ANCHORS = ("sshpass", "mysql", "mariadb", "redis-cli", "ldap", "docker", "podman",
+                    "zip", "7z", "sqlcmd", "bcp", "mongo", "keytool", "smbclient", "pass:")
+
+
+def _command_pass() -> Callable[[str], str]:
+    """Passwords given to a command as a short option (``_COMMANDS``), and OpenSSL's
+    ``pass:X`` pass phrases. Only inside that command's own arguments (up to ``|``, ``;``,
+    ``&`` or the line's end), so ``mkdir -p x`` or ``ssh -p 22`` never match."""
+    names = "|".join(re.escape(n) for n in sorted(_COMMANDS, key=len, reverse=True))
+    command = re.compile(rf"(?<![\w.-])(?P<cmd>{names})(?![\w-])"
+                         r"(?P<args>[^\n|;&]{0,2000})")
+    value = r"(?P<s>'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"|;&]+)"
+    options = {}
+    for name, opts in _COMMANDS.items():
+        forms = []
+        for opt, attached, spaced in opts:
+            sep = "[ \t]*" if attached and spaced else ("" if attached else "[ \t]+")
+            forms.append(re.escape(opt) + sep)
+        options[name] = re.compile(r"(?:^|(?<=\s))(?:" + "|".join(forms) + ")" + value)
+    openssl = re.compile(r"(?<![\w-])pass:(?P<s>[^\s'\"|;&]+)")
+
+    def secret_of(found: str, cmd: str) -> tuple[int, int] | None:
+        """Where the secret lies inside an option's value (quotes and ``user%`` kept)."""
+        inner_start = 1 if found[:1] in "'\"" else 0
+        inner = found[inner_start:len(found) - inner_start]
+        if cmd == "smbclient":
+            if "%" not in inner:
+                return None
+            cut = inner.index("%") + 1
+            inner_start, inner = inner_start + cut, inner[cut:]
+        if not inner or _placeholder(inner) or inner.startswith("-"):
+            return None
+        return inner_start, inner_start + len(inner)
+
+    def in_args(m: Match) -> str:
+        cmd, args = m.group("cmd"), m.group("args")
+        if cmd in ("docker", "podman") and " login" not in args:
+            return m.group(0)
+        out, pos = [], 0
+        for opt in options[cmd].finditer(args):
+            span = secret_of(opt.group("s"), cmd)
+            if span is None:
+                continue
+            start = opt.start("s") + span[0]
+            out.append(args[pos:start])
+            out.append(REDACTED)
+            pos = opt.start("s") + span[1]
+        if not out:
+            return m.group(0)
+        out.append(args[pos:])
+        return m.group(0)[: m.start("args") - m.start()] + "".join(out)
+
+    def passphrase(m: Match) -> str:
+        secret = m.group("s")
+        if _placeholder(secret) or secret.lower() in ("stdin",):
+            return m.group(0)
+        return _replace_group(m, None)
+
+    def apply(text: str) -> str:
+        if "pass:" in text:
+            text = openssl.sub(passphrase, text)
+        return command.sub(in_args, text)
+
+    return apply
 
 
 _PROSE_KINDS = (

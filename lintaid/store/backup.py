@@ -43,6 +43,30 @@ def backup_dir(root: Path) -> Path:
     return paths.state_dir(root) / "backups"
 
 
+def leftovers(root: Path) -> list[Path]:
+    """Temporary files of backups that never finished (the daemon was killed during one):
+    ``.memory-<time>.db.<pid>.<thread>.tmp`` in ``backups/``."""
+    folder = backup_dir(root)
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir()
+                  if p.name.startswith("." + PREFIX) and p.name.endswith(".tmp"))
+
+
+def remove_leftovers(root: Path) -> list[tuple[str, int]]:
+    """At start (the project's lock held, so no backup of this store runs): remove what
+    killed backups left; (name, bytes) of each."""
+    removed = []
+    for path in leftovers(root):
+        try:
+            size = path.stat().st_size
+            path.unlink()
+        except OSError:
+            continue
+        removed.append((path.name, size))
+    return removed
+
+
 def rolling_backups(root: Path) -> list[Path]:
     """The rolling backups of ``root``'s memory.db, oldest first."""
     folder = backup_dir(root)

@@ -115,3 +115,22 @@ def damaged_copies(path: Path) -> list[Path]:
     """Databases set aside from ``path``, oldest first (their WAL files not included)."""
     return sorted(p for p in path.parent.glob(f"{path.name}{DAMAGED_SUFFIX}*")
                   if not p.name.endswith(("-wal", "-shm")))
+
+
+def check_closed(path: Path) -> str | None:
+    """While no daemon runs: why ``path`` (with its WAL) would be refused at start, or None
+    when it is whole (or absent). Reads only: the file is opened read-only and its WAL is
+    never checkpointed."""
+    if not path.exists():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error as err:
+        return str(err)
+    try:
+        rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check(5)").fetchall()]
+        return None if rows == ["ok"] else "; ".join(rows)[:300]
+    except sqlite3.DatabaseError as err:  # a lock or a missing -shm says nothing of damage
+        return " ".join(str(err).split())[:300] if is_damage(err) else None
+    finally:
+        conn.close()

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -30,11 +31,13 @@ import tantivy
 from lintaid.capture.record import NewRecord, content_fingerprint, normalize_user
 from lintaid.clock import HybridClock
 from lintaid_client import models, paths
+from lintaid_client.redact import redact, redact_value
 
 from . import chains, integrity, state, timeline, transfer
 from .backup import BackupInfo, copy_database, rolling_backup
 from .derived_tables import DerivedTables
 from .index import millis
+from .links import closes_cycle, cycle_message
 from .migrations import migrate
 from .outbox import EXPIRE, FORGET, LINK, RECORD, REJECT, REJECT_FIELDS, RESTORE, Outbox
 from .reviews import ReviewTable
@@ -48,6 +51,8 @@ MAX_AHEAD_S = 86_400.0
 """How far ahead of the wall clock a stored or explicit time may pull the store's clock: an
 import dated in the year 9000 must not drag every later stamp there."""
 MAX_AUTHOR_CHARS = 100
+MISSING_KEY: Final = "acknowledged_writes_missing"  # the last report of lost WAL writes
+MISSING_SHOWN_S: Final = 7 * 86400
 AUTHORED, TURN = "author", "turn"
 """Traits: the record has an author; it is a conversation turn (an author and a session)."""
 log = structlog.get_logger("lintaid.store")
@@ -60,6 +65,12 @@ class StoreError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+def transient(err: BaseException) -> bool:
+    """Whether a write failed for a reason that may pass (a full disk, a lock, an I/O
+    error), not because of what was written."""
+    return isinstance(err, (sqlite3.OperationalError, OSError)) and not integrity.is_damage(err)
 
 
 def _memory_schema() -> tantivy.Schema:
@@ -123,6 +134,7 @@ class MemoryStore:
         self._indexed_lock = threading.Lock()
         self._index_requests: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self.index = UserIndexes(paths.index_dir(root, "memory"), _memory_schema, INDEX_VERSION)
+        self.missing = {} if self.index.rebuilt else self._missing_acknowledged()
         if self.index.rebuilt:
             self._write.execute(
                 "INSERT OR IGNORE INTO pending_index(record_id, seq) SELECT id, 0 FROM records"
@@ -163,6 +175,53 @@ class MemoryStore:
             if integrity.is_damage(err):
                 raise integrity.Damaged(self.db_path, str(err)) from err
             raise
+
+    def _missing_acknowledged(self) -> dict[str, Any]:
+        """Acknowledged writes memory.db no longer holds (its WAL was damaged or deleted, so
+        SQLite lost what the WAL held since the last checkpoint): the index is derived from
+        committed rows only and records are never deleted, so an indexed record newer than
+        every row left is one. Reported (the log, ``status``, doctor, kept in ``meta``), and
+        dropped from the index; the index keeps ids and times, not text, so the text itself
+        comes back only from a backup or a teammate that holds it."""
+        row = self._write.execute("SELECT MAX(created_at) FROM records"
+                                  " WHERE typeof(created_at) IN ('real', 'integer')").fetchone()
+        floor = millis(row[0]) if row and row[0] is not None else -1
+        found: dict[str, tuple[str, int]] = {}
+        for user in self.index.users():
+            index = self.index.for_user(user)
+            if index is None:
+                continue
+            searcher = index.searcher()
+            hits = searcher.search(index.int_range("created_at", floor + 1, None),
+                                   limit=10_000).hits
+            for _score, address in hits:
+                doc = searcher.doc(address)
+                found[str(doc["id"][0])] = (user, int(doc["created_at"][0]))
+        held = {r[0] for r in in_batches(self._write, "SELECT id FROM records WHERE id IN"
+                                          " ({ids})", list(found))} if found else set()
+        lost = {rid: where for rid, where in found.items() if rid not in held}
+        if not lost:  # an earlier report is shown for a week, then forgotten
+            try:
+                report = json.loads(get_meta(self._write, MISSING_KEY) or "{}")
+            except ValueError:
+                report = {}
+            if isinstance(report, dict) and time.time() - float(
+                    report.get("found_at", 0)) < MISSING_SHOWN_S:
+                return report
+            return {}
+        newest = max(at for _user, at in lost.values()) / 1000.0
+        report = {"count": len(lost), "ids": sorted(lost)[:50], "newest_at": newest,
+                  "found_at": time.time()}
+        log.error("acknowledged_writes_missing", count=len(lost), newest_at=newest,
+                  ids=sorted(lost)[:50],
+                  note="memory.db lacks records its index holds: its WAL was damaged or "
+                       "deleted; their text is not in the index")
+        with transaction(self._write):
+            set_meta(self._write, MISSING_KEY, json.dumps(report))
+        for user in {u for u, _at in lost.values()}:
+            self.index.replace(user, [(rid, None) for rid, (u, _at) in lost.items() if u == user])
+        self.index.commit()
+        return report
 
     # -- connections ---------------------------------------------------------------------
     def _read(self) -> sqlite3.Connection:
@@ -297,15 +356,18 @@ class MemoryStore:
             (time.time(), actor, op, target, user_id,
              content_fingerprint(before) if before is not None else None,
              content_fingerprint(after) if after is not None else None,
-             before, after, json.dumps(detail or {})),
+             _redact_text(before), _redact_text(after), json.dumps(redact_value(detail or {}))),
         )
 
     def put(self, rec: NewRecord, actor: str, *, op: str = "add") -> tuple[str, str]:
         """Insert a record; return (id, event). ``op``: the audit log's word for it.
 
         The event is ADD, NONE (already there), SUPERSEDE (already there, and the ``supersedes``
-        link it carries was new, so it was added) or FORGOTTEN.
+        link it carries was new, so it was added) or FORGOTTEN. Every text of the record is
+        redacted here, whatever path it came by (redaction is idempotent: what a caller
+        redacted already comes out the same, with the same id).
         """
+        rec = redacted(rec)
         rid = rec.record_id
         user = normalize_user(rec.user_id)
         fingerprint = content_fingerprint(rec.content)
@@ -365,7 +427,13 @@ class MemoryStore:
             " LIMIT 1", (session_id, request_hash, normalize_user(user_id))).fetchone() is not None
 
     def _add_link(self, new_id: str, old_id: str, user_id: str, actor: str) -> bool:
-        """Hold "``new_id`` supersedes ``old_id``" beside any other link; False: already held."""
+        """Hold "``new_id`` supersedes ``old_id``" beside any other link; False: already held.
+        A link that would close a cycle is refused."""
+        if self._write.execute("SELECT 1 FROM links WHERE new_id = ? AND old_id = ?",
+                               (new_id, old_id)).fetchone():
+            return False
+        if closes_cycle(self._write, new_id, old_id):
+            raise StoreError("bad_request", cycle_message(new_id, old_id))
         at = self.clock.now()
         cur = self._write.execute(
             "INSERT OR IGNORE INTO links(new_id, old_id, user_id, actor, at) VALUES (?,?,?,?,?)",
@@ -381,6 +449,14 @@ class MemoryStore:
         self.mark_dirty([new_id, old_id])
         return True
 
+    def sharing_row(self, record_id: str) -> sqlite3.Row | None:
+        """Writer thread: what says whether a record is shared (``Outbox.sharable``), seen
+        by the batch in progress; None when there is no such record."""
+        row = self._write.execute(
+            "SELECT user_id, kind, private, provider, member FROM records WHERE id = ?",
+            (record_id,)).fetchone()
+        return row if isinstance(row, sqlite3.Row) else None
+
     def _require_visible(self, record_id: str, user_id: str) -> sqlite3.Row:
         row = self._write.execute(
             "SELECT * FROM records WHERE id = ? AND user_id = ? AND forgotten_at IS NULL",
@@ -393,9 +469,10 @@ class MemoryStore:
     def update(self, record_id: str, user_id: str, content: str, actor: str,
                metadata: dict[str, Any] | None = None) -> None:
         row = self._require_visible(record_id, user_id)
+        content = redact(content)
         meta = json.loads(row["metadata"])
         if metadata:
-            meta.update(metadata)
+            meta.update(redact_value(metadata))
         self._write.execute(
             "UPDATE records SET content = ?, content_hash = ?, metadata = ?, updated_at = ?"
             " WHERE id = ?",
@@ -407,6 +484,7 @@ class MemoryStore:
     def forget(self, record_id: str, user_id: str, reason: str | None, actor: str,
                op: str = "forget") -> None:
         row = self._require_visible(record_id, user_id)
+        reason = _redact_text(reason) or None
         now = time.time()
         self._write.execute(
             "UPDATE records SET forgotten_at = ?, forgotten_reason = ? WHERE id = ?",
@@ -438,6 +516,7 @@ class MemoryStore:
             (record_id, normalize_user(user_id))).fetchone()
         if row is None:
             raise StoreError("not_found", f"no memory {record_id!r}")
+        reason = _redact_text(reason) or None
         if row["forgotten_at"] is None:
             if if_forgotten:
                 return False
@@ -480,6 +559,7 @@ class MemoryStore:
         of ``row["user_id"]`` that this store shows (``documents``: ends that are decision
         documents, not records); a rejection between two shared records is shared (an
         acceptance is shared as the link it made; a document's pair stays here)."""
+        row = {**row, "reason": _redact_text(row.get("reason")) or None}
         ids = [rid for rid in dict.fromkeys((row["newer_record"], row["older_record"]))
                if rid not in documents]
         ends = self._write.execute(
@@ -1054,3 +1134,19 @@ def blank(text: str, spans: list[tuple[int, int]]) -> str:
         at = max(at, end)
     out.append(text[at:])
     return " ".join(out)
+
+
+def _redact_text(text: str | None) -> str | None:
+    return redact(text) if isinstance(text, str) and text else text
+
+
+def redacted(rec: NewRecord) -> NewRecord:
+    """``rec`` with every text it stores redacted: content, metadata (keys and values),
+    paths, tools, the files it hashed, its folder and where it came from."""
+    out = replace(
+        rec, content=redact(rec.content), metadata=redact_value(rec.metadata),
+        paths=[redact(p) for p in rec.paths], tools=[redact(t) for t in rec.tools],
+        file_hashes={redact(k): v for k, v in rec.file_hashes.items()},
+        cwd=_redact_text(rec.cwd), source=redact(rec.source),
+        session_id=_redact_text(rec.session_id), branch=_redact_text(rec.branch))
+    return rec if out == rec else out

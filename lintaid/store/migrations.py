@@ -222,3 +222,22 @@ def m006_team_outbox(conn: sqlite3.Connection) -> None:
         );
         CREATE TABLE team_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)
     """)
+
+
+@migration
+def m007_team_quarantine(conn: sqlite3.Connection) -> None:
+    """Pulled team events refused alone (malformed, out of range, naming what was never
+    shared): kept for a person to see, bounded and redacted; the pull cursor moved past
+    them."""
+    script(conn, """
+        CREATE TABLE team_quarantine (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            server_seq INTEGER NOT NULL,
+            event_id TEXT,
+            kind TEXT,
+            member TEXT,
+            reason TEXT NOT NULL,
+            excerpt TEXT,
+            at REAL NOT NULL
+        )
+    """)

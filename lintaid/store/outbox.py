@@ -12,7 +12,10 @@ crash is harmless, because the server keys every event on an id derived from its
 provenance.
 
 ``team_state`` holds the pull cursor per team space, written in the transaction that applies
-what was pulled, so a pulled event is applied exactly once.
+what was pulled, so a pulled event is applied exactly once. ``team_quarantine`` keeps the
+pulled events that were refused (what, who, why, the start of it, redacted), written in that
+same transaction: the cursor moves past them, and ``team status``, doctor and the viewer show
+them.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, Final
 
 from lintaid.capture.record import LOCAL_USER
 from lintaid_client import models
+from lintaid_client.redact import redact
 
 RECORD: Final = "record"
 LINK: Final = "link"  # ``other`` supersedes ``target``
@@ -38,6 +42,10 @@ REJECT_FIELDS: Final = ("item_id", "kind", "confidence", "scope", "subject", "pr
                         "newer_value", "older_value", "reason")
 """What a shared rejection carries beside its two records: the pair, named as on every
 machine (the item id derives from the chain and both (record, value) sides), and why."""
+SHARED_KINDS: Final = frozenset({models.CAPTURE, models.NOTE})
+QUARANTINE_KEPT: Final = 1000  # the newest refused events kept; older ones are dropped
+_QUARANTINE_CHARS: Final = {"event_id": 200, "kind": 40, "member": 200, "reason": 500,
+                            "excerpt": 700}
 
 class Outbox:
     """The outbox on the store's write connection (writer thread), and its counts (any
@@ -57,8 +65,13 @@ class Outbox:
         """Whether a record row (``user_id``, ``kind``, ``private``, ``provider``,
         ``member``) is shared, or a decision about it. A client set private keeps what it
         captured here; a teammate's record is shared whichever client wrote it."""
-        return (self.enabled and not self._quiet and row["user_id"] == LOCAL_USER
-                and row["kind"] != models.PROMPT and not row["private"]
+        return self.enabled and not self._quiet and self.sharable(row)
+
+    def sharable(self, row: Any) -> bool:
+        """Whether a record row is of what a team shares, joined or not: a teammate's
+        decision may name only such a record (a private one cannot be named from outside)."""
+        return (row["user_id"] == LOCAL_USER and row["kind"] in SHARED_KINDS
+                and not row["private"]
                 and (row["member"] is not None or row["provider"] not in self.private_clients))
 
     @contextmanager
@@ -173,3 +186,30 @@ class Outbox:
         else:
             self._conn.execute("INSERT OR REPLACE INTO team_state(key, value) VALUES (?, ?)",
                                (key, value))
+
+    # -- quarantine ---------------------------------------------------------------------------
+    def quarantine(self, server_seq: int, *, event_id: Any, kind: Any, member: Any,
+                   reason: str, excerpt: str) -> None:
+        """Writer thread: keep a refused pulled event (every field cut to a bound and
+        redacted; it came from outside), and no more than the newest ``QUARANTINE_KEPT``."""
+        values = {"event_id": event_id, "kind": kind, "member": member, "reason": reason,
+                  "excerpt": excerpt}
+        kept = {name: None if value is None else redact(str(value)[:_QUARANTINE_CHARS[name]])
+                for name, value in values.items()}
+        self._conn.execute(
+            "INSERT INTO team_quarantine(server_seq, event_id, kind, member, reason, excerpt,"
+            " at) VALUES (?,?,?,?,?,?,?)",
+            (server_seq, kept["event_id"], kept["kind"], kept["member"], kept["reason"] or "",
+             kept["excerpt"], time.time()))
+        self._conn.execute(
+            "DELETE FROM team_quarantine WHERE seq <= (SELECT MAX(seq) FROM team_quarantine)"
+            " - ?", (QUARANTINE_KEPT,))
+
+    def quarantined(self, limit: int) -> tuple[int, list[dict[str, Any]]]:
+        """Any thread: (how many refused events are kept, the newest ``limit`` of them)."""
+        conn = self._read()
+        count = int(conn.execute("SELECT COUNT(*) FROM team_quarantine").fetchone()[0])
+        rows = [dict(r) for r in conn.execute(
+            "SELECT server_seq, event_id, kind, member, reason, excerpt, at"
+            " FROM team_quarantine ORDER BY seq DESC LIMIT ?", (limit,))]
+        return count, rows

@@ -18,6 +18,7 @@ from typing import Any, Final, Protocol
 
 from lintaid.capture.record import NewRecord, content_fingerprint
 
+from .links import closes_cycle, cycle_message
 from .reviews import DECISION_COLUMNS
 
 
@@ -116,6 +117,9 @@ def apply(store: Writes, item: dict[str, Any], user_id: str, actor: str) -> dict
         new, old = item["new_id"], item["old_id"]
         if new == old or _existing(conn, [new, old], user_id) != {new, old}:
             return {"event": "SKIP", "reason": "a memory it links is not here"}
+        if conn.execute("SELECT 1 FROM links WHERE new_id = ? AND old_id = ?",
+                        (new, old)).fetchone() is None and closes_cycle(conn, new, old):
+            return {"event": "SKIP", "reason": cycle_message(new, old)}
         at = store.take_time(item["at"])
         if not conn.execute("INSERT OR IGNORE INTO links(new_id, old_id, user_id, actor, at)"
                             " VALUES (?,?,?,?,?)",

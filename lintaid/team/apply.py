@@ -21,17 +21,18 @@ import structlog
 
 from lintaid import review
 from lintaid.capture.record import LOCAL_USER, NewRecord
+from lintaid.ops import error_code
 from lintaid.policy.relations import pair_id
-from lintaid.store.memory import MemoryStore, StoreError
+from lintaid.store.memory import MemoryStore, StoreError, transient
 from lintaid.store.outbox import EXPIRE, FORGET, LINK, RECORD, REJECT, RESTORE
-from lintaid_client import models
+from lintaid_client import protocol
 from lintaid_client.redact import redact
 
-from .pg import Event, event_id
+from .events import Refused, decode, excerpt
+from .pg import Event, Row, event_id
 
 log = structlog.get_logger("lintaid.team")
 
-SHARED_KINDS: Final = frozenset({models.CAPTURE, models.NOTE})
 _TEXT_FIELDS: Final = ("source", "provider", "session_id", "event", "doc_type", "branch",
                        "revision", "turn_id", "request_hash")
 
@@ -86,27 +87,38 @@ def _loads(text: Any, default: Any) -> Any:
 @dataclass
 class Applied:
     applied: int = 0
-    skipped: int = 0  # already held, or naming a record this store does not show
-    refused: int = 0  # malformed, or refused by the store (logged)
+    skipped: int = 0  # already held, or naming a record this store does not hold
+    refused: int = 0  # quarantined: malformed, out of range, never shared, refused by the store
 
 
-def apply(store: MemoryStore, events: Iterable[Event], cursor_key: str, cursor: int) -> Applied:
-    """Writer thread: apply pulled events, each in its own savepoint, and move the cursor in
-    the same transaction (so each is applied exactly once)."""
+_NAMES: Final = {LINK: ("record_id", "other_id"), FORGET: ("record_id",),
+                 EXPIRE: ("record_id",), RESTORE: ("record_id",),
+                 REJECT: ("record_id", "other_id")}
+"""The records each kind of decision names: every one must be a record the team shares."""
+
+
+def apply(store: MemoryStore, rows: Iterable[Row], cursor_key: str, cursor: int) -> Applied:
+    """Writer thread: apply pulled rows, each decoded, checked and applied in its own
+    savepoint; refuse one alone into the quarantine; move the cursor in the same transaction
+    (so each is applied exactly once, and a refused one never holds the rest back). Only a
+    failure that may pass (a full disk) fails the batch, which is then pulled again."""
     done = Applied()
     with store.outbox.quiet():
-        for ev in events:
+        for row in rows:
             try:
                 with store.savepoint():
-                    changed = _apply_one(store, ev)
-            except (StoreError, ValueError, TypeError, KeyError) as err:
-                code = getattr(err, "code", None)
-                if code == "not_found":
+                    changed = _apply_one(store, decode(row))
+            except Exception as err:
+                code, message, _arg = error_code(err)
+                if code == protocol.NOT_FOUND:
                     done.skipped += 1
                     continue
+                if transient(err):
+                    raise  # the disk, not the event: the batch is tried again
                 done.refused += 1
-                log.warning("team_event_refused", event_id=ev.event_id, kind=ev.kind,
-                            member=ev.member, reason=str(err)[:200])
+                reason = str(err) if isinstance(err, Refused) else (
+                    message if isinstance(err, StoreError) else f"{code}: {message}")
+                _quarantine(store, row, reason)
                 continue
             if changed:
                 done.applied += 1
@@ -116,110 +128,81 @@ def apply(store: MemoryStore, events: Iterable[Event], cursor_key: str, cursor: 
     return done
 
 
+def _quarantine(store: MemoryStore, row: Row, reason: str) -> None:
+    store.outbox.quarantine(row.seq, event_id=row.event_id, kind=row.kind, member=row.member,
+                            reason=reason, excerpt=excerpt(row))
+    log.warning("team_event_refused", seq=row.seq, event_id=str(row.event_id)[:200],
+                kind=str(row.kind)[:40], member=str(row.member)[:200], reason=reason[:300])
+
+
 def _actor(ev: Event) -> str:
     return f"team:{ev.member}"
 
 
+def _require_shared(store: MemoryStore, ev: Event) -> None:
+    """A teammate's decision applies only to records the team shares: one this store does
+    not hold is skipped (``not_found``), one it keeps to itself is refused."""
+    for name in _NAMES.get(ev.kind, ()):
+        rid = getattr(ev, name)
+        row = store.sharing_row(rid)
+        if row is None:
+            raise StoreError(protocol.NOT_FOUND, f"no memory {rid!r}")
+        if not store.outbox.sharable(row):
+            raise Refused(f"names a record that was never shared ({name})")
+
+
 def _apply_one(store: MemoryStore, ev: Event) -> bool:
     body = ev.body
+    _require_shared(store, ev)
     if ev.kind == RECORD:
-        rec = _record(ev)
-        _rid, what = store.put(rec, _actor(ev))
+        _rid, what = store.put(_record(ev), _actor(ev))
         return what == "ADD"
     if ev.kind == LINK:
-        if not ev.other_id:
-            raise ValueError("a link names no newer record")
+        assert ev.other_id is not None  # decode refuses a link without one
         return store.set_supersedes(ev.other_id, ev.record_id, LOCAL_USER, _actor(ev))
     if ev.kind == FORGET:
-        reason = body.get("reason")
-        store.forget(ev.record_id, LOCAL_USER, reason if isinstance(reason, str) else None,
-                     _actor(ev))
+        store.forget(ev.record_id, LOCAL_USER, body.get("reason"), _actor(ev))
         return True
     if ev.kind == EXPIRE:
-        at = body.get("at")
-        if isinstance(at, bool) or not isinstance(at, (int, float)):
-            raise ValueError("an expiry without a time")
-        store.expire(ev.record_id, LOCAL_USER, float(at), _actor(ev))
+        store.expire(ev.record_id, LOCAL_USER, float(body["at"]), _actor(ev))
         return True
     if ev.kind == RESTORE:
-        return store.restore(ev.record_id, LOCAL_USER, _reason(body), _actor(ev),
+        return store.restore(ev.record_id, LOCAL_USER, body.get("reason"), _actor(ev),
                              if_forgotten=True)
     if ev.kind == REJECT:
         return review.hold_rejection(store, _rejection(ev))
-    raise ValueError(f"unknown event kind {ev.kind!r}")
-
-
-def _reason(body: Mapping[str, Any]) -> str | None:
-    reason = body.get("reason")
-    if reason is not None and not isinstance(reason, str):
-        raise ValueError("a reason that is not text")
-    return redact(reason) if reason else None
+    raise Refused(f"unknown event kind {ev.kind!r}")
 
 
 def _rejection(ev: Event) -> dict[str, Any]:
-    """The held decision a pulled rejection carries, checked: it must name the pair of the
-    two records it is sent about, by the id every machine derives for that pair."""
+    """The held decision a pulled rejection carries (checked by ``decode``): it must name the
+    pair of the two records it is sent about, by the id every machine derives for that pair."""
     body = ev.body
-    if not ev.other_id or ev.other_id == ev.record_id:
-        raise ValueError("a rejection names no second record")
-    text = {name: _text(body.get(name), name) for name in
+    assert ev.other_id is not None
+    if ev.other_id == ev.record_id:
+        raise Refused("a rejection names one record twice")
+    text = {name: str(body[name]) for name in
             ("item_id", "kind", "scope", "subject", "predicate", "newer_value", "older_value")}
-    missing = sorted(name for name, value in text.items() if not value)
-    if missing:
-        raise ValueError(f"a rejection without {', '.join(missing)}")
-    confidence = body.get("confidence")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
-        raise ValueError("a rejection without a confidence")
-    derived = pair_id(str(text["scope"]), str(text["subject"]), str(text["predicate"]),
-                      (ev.other_id, str(text["newer_value"])),
-                      (ev.record_id, str(text["older_value"])))
+    derived = pair_id(text["scope"], text["subject"], text["predicate"],
+                      (ev.other_id, text["newer_value"]), (ev.record_id, text["older_value"]))
     if derived != text["item_id"]:
-        raise ValueError(f"a rejection's item id {text['item_id']!r} does not name its pair")
-    return {**text, "confidence": float(confidence), "newer_record": ev.other_id,
+        raise Refused(f"a rejection's item id {text['item_id'][:80]!r} does not name its pair")
+    return {**text, "confidence": float(body["confidence"]), "newer_record": ev.other_id,
             "older_record": ev.record_id, "user_id": LOCAL_USER, "actor": _actor(ev),
-            "at": ev.stamp, "reason": _reason(body)}
+            "at": ev.stamp, "reason": body.get("reason")}
 
 
 def _record(ev: Event) -> NewRecord:
-    """The record a pulled event carries, checked field by field and redacted again (a
+    """The record a pulled (and checked) event carries; the store redacts it again (a
     teammate's older lintaid may have missed a secret this one knows)."""
     body = ev.body
-    content, kind = body.get("content"), body.get("kind")
-    if not isinstance(content, str) or not content.strip():
-        raise ValueError("a record without text")
-    if kind not in SHARED_KINDS:
-        raise ValueError(f"a record of kind {kind!r} is never shared")
-    text = {name: _text(body.get(name), name) for name in _TEXT_FIELDS}
-    paths, tools = body.get("paths") or [], body.get("tools") or []
-    hashes = body.get("file_hashes") or {}
-    if not (isinstance(paths, list) and all(isinstance(p, str) for p in paths)
-            and isinstance(tools, list) and all(isinstance(t, str) for t in tools)
-            and isinstance(hashes, dict)
-            and all(isinstance(k, str) and isinstance(v, str) for k, v in hashes.items())):
-        raise ValueError("paths, tools or file hashes of the wrong shape")
     return NewRecord(
-        content=redact(content), kind=kind, source=text["source"] or "team",
-        user_id=LOCAL_USER, provider=text["provider"], session_id=text["session_id"],
-        event=text["event"], doc_type=text["doc_type"], branch=text["branch"],
-        revision=text["revision"], paths=paths, tools=tools, file_hashes=hashes,
-        created_at=ev.stamp, valid_at=_time(body.get("valid_at")),
-        expires_at=_time(body.get("expires_at")), explicit_id=ev.record_id,
-        turn_id=text["turn_id"], request_hash=text["request_hash"],
-        member=ev.member or "unknown", machine=ev.machine or None,
+        content=body["content"], kind=body["kind"], source=body.get("source") or "team",
+        user_id=LOCAL_USER, provider=body.get("provider"), session_id=body.get("session_id"),
+        event=body.get("event"), doc_type=body.get("doc_type"), branch=body.get("branch"),
+        revision=body.get("revision"), paths=list(body.get("paths") or []),
+        tools=list(body.get("tools") or []), file_hashes=dict(body.get("file_hashes") or {}),
+        created_at=ev.stamp, valid_at=body.get("valid_at"), expires_at=body.get("expires_at"),
+        explicit_id=ev.record_id, turn_id=body.get("turn_id"),
+        request_hash=body.get("request_hash"), member=ev.member, machine=ev.machine or None,
     )
-
-
-def _text(value: Any, name: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"{name} is not text")
-    return value
-
-
-def _time(value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError("a time that is not a number")
-    return float(value)

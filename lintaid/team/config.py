@@ -9,7 +9,6 @@ whose captures stay private. It is written atomically, 0600, like every file the
 
 from __future__ import annotations
 
-import getpass
 import json
 import re
 import socket
@@ -129,17 +128,6 @@ def repository_key(root: Path, requested: str | None = None) -> str:
         return f"remote:{normalize_remote(url)}"
     raise TeamError(f"{root} has no git commit and no remote 'origin' to tell its repository "
                     "by; commit once, or pass --repo-key NAME (the same in every clone)")
-
-
-def default_member(root: Path) -> str:
-    """The member's name: git's ``user.email``, else the login name."""
-    email = git.config_value(str(root), "user.email")
-    if email:
-        return email
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
 
 
 def public(config: TeamConfig) -> dict[str, Any]:

@@ -10,8 +10,17 @@ commits later. Each push ends with ``NOTIFY`` on the space's channel, which wake
 members' pullers.
 
 The schema is versioned (``lintaid_schema``); migrations run in order under an advisory lock
-by whichever daemon connects first. A daemon that finds a newer version than it knows writes
-nothing and reads nothing (``SchemaTooNew``).
+by whichever daemon connects first with the right to (the tables' owner, the team's
+administrator). A daemon that finds a newer version than it knows writes nothing and reads
+nothing (``SchemaTooNew``); one whose role may not bring an older schema forward says so
+(``SchemaNeedsOwner``).
+
+Members are authenticated by the server, not by a column: every member connects as a role of
+its own (``add_member`` creates one), and row-level security lets a role read the team's rows
+and insert only rows whose ``member`` is itself; no member may change or delete a row. What a
+pulled row holds is still untrusted input (``lintaid.team.events`` checks it): ``pull`` hands
+each row over undecoded, every text column cut to a bound and the body as text (none at all
+when it is larger than ``MAX_BODY_BYTES``), so no row can stall or crash the reader.
 """
 
 from __future__ import annotations
@@ -27,8 +36,14 @@ from typing import Any, Final
 import psycopg
 from psycopg.types.json import Jsonb
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 CONNECT_TIMEOUT_S: Final = 5
+MAX_BODY_BYTES: Final = 1024 * 1024
+"""A pulled body larger than this (as JSON text) is not even fetched: a record's text may be
+256 KiB locally (``ops.MAX_CONTENT_BYTES``), and JSON's escapes at most multiply that."""
+MAX_FIELD_CHARS: Final = 4096
+"""Every text column of a pulled row is fetched cut to one character more than this, so an
+oversized one is seen as such without being transferred whole."""
 MIGRATIONS: Final[dict[int, str]] = {
     1: """
     CREATE TABLE IF NOT EXISTS lintaid_events (
@@ -49,6 +64,21 @@ MIGRATIONS: Final[dict[int, str]] = {
     );
     CREATE INDEX IF NOT EXISTS lintaid_events_space ON lintaid_events (team, repo_key, seq);
     """,
+    # Members are roles: each reads every row, inserts only rows naming itself, and changes
+    # or deletes none (no UPDATE or DELETE policy, no such grant). FORCE: the owner too.
+    2: """
+    ALTER TABLE lintaid_events ENABLE ROW LEVEL SECURITY;
+    ALTER TABLE lintaid_events FORCE ROW LEVEL SECURITY;
+    DROP POLICY IF EXISTS lintaid_events_read ON lintaid_events;
+    DROP POLICY IF EXISTS lintaid_events_insert ON lintaid_events;
+    CREATE POLICY lintaid_events_read ON lintaid_events FOR SELECT USING (true);
+    CREATE POLICY lintaid_events_insert ON lintaid_events FOR INSERT
+        WITH CHECK (member = current_user);
+    REVOKE ALL ON lintaid_events FROM PUBLIC;
+    GRANT SELECT, INSERT ON lintaid_events TO PUBLIC;
+    GRANT USAGE ON SEQUENCE lintaid_events_seq_seq TO PUBLIC;
+    GRANT SELECT ON lintaid_schema TO PUBLIC;
+    """,
 }
 _LOCK_SCHEMA: Final = 0x6C696E74  # "lint": one advisory lock for schema migrations
 
@@ -67,6 +97,19 @@ class SchemaTooNew(Exception):
         self.found = found
 
 
+class SchemaNeedsOwner(Exception):
+    """The server's schema is older than this lintaid, and this role may not migrate it."""
+
+    def __init__(self, found: int, detail: str) -> None:
+        super().__init__(
+            f"the team server's schema is version {found} and this lintaid needs "
+            f"{SCHEMA_VERSION}, but this member's role may not change it ({detail}): the "
+            "team's administrator brings it forward by running `lintaid team add-member` "
+            "(or any lintaid command) once with the owner's address; local memory works as "
+            "before")
+        self.found = found
+
+
 @dataclass(frozen=True)
 class Event:
     """One shared change as the server keeps it."""
@@ -82,6 +125,36 @@ class Event:
     machine: str = ""
     seq: int = 0
     pushed_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class Row:
+    """One pulled row as the server gave it: nothing checked, the body still JSON text
+    (``None`` when it was over ``MAX_BODY_BYTES``, ``body_bytes`` long), every text column
+    at most ``MAX_FIELD_CHARS`` + 1 characters. ``lintaid.team.events.decode`` makes it an
+    ``Event`` or says why not."""
+
+    seq: int
+    event_id: Any
+    kind: Any
+    origin: Any
+    member: Any
+    machine: Any
+    stamp: Any
+    record_id: Any
+    other_id: Any
+    body: str | None
+    body_bytes: int
+    pushed_at: float
+
+    @classmethod
+    def of(cls, ev: Event) -> Row:
+        """The row the server would hand over for ``ev`` (tests and replays)."""
+        body = json.dumps(ev.body)
+        return cls(seq=ev.seq, event_id=ev.event_id, kind=ev.kind, origin=ev.origin,
+                   member=ev.member, machine=ev.machine, stamp=ev.stamp,
+                   record_id=ev.record_id, other_id=ev.other_id, body=body,
+                   body_bytes=len(body.encode()), pushed_at=ev.pushed_at)
 
 
 def event_id(kind: str, record_id: str, other: str | None, stamp: float, origin: str) -> str:
@@ -112,9 +185,14 @@ def parse_dsn(dsn: str) -> dict[str, str]:
 
 
 def without_password(params: dict[str, str]) -> str:
+    return address({k: v for k, v in params.items() if k != "password"})
+
+
+def address(params: dict[str, str]) -> str:
+    """A libpq connection string of ``params`` (``key=value`` form)."""
     from psycopg.conninfo import make_conninfo
 
-    return make_conninfo(**{k: v for k, v in params.items() if k != "password"})
+    return make_conninfo(**params)
 
 
 def connect(conninfo: str, password: str | None,
@@ -140,6 +218,18 @@ class Server:
         self.team = team
         self.repo_key = repo_key
         self.origin = origin
+        self._role: str | None = None
+
+    @property
+    def role(self) -> str:
+        """The role this connection is, which the server writes as every pushed row's
+        member (and refuses any other)."""
+        if self._role is None:
+            with self.conn.cursor() as cur:
+                cur.execute("SELECT current_user")
+                row = cur.fetchone()
+            self._role = str(row[0]) if row else ""
+        return self._role
 
     def close(self) -> None:
         try:
@@ -165,6 +255,12 @@ class Server:
             raise SchemaTooNew(found)
         if found == SCHEMA_VERSION:
             return found
+        try:
+            return self._migrate()
+        except psycopg.errors.InsufficientPrivilege as err:
+            raise SchemaNeedsOwner(found, describe(err)) from None
+
+    def _migrate(self) -> int:
         with self.conn.transaction(), self.conn.cursor() as cur:
             cur.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_SCHEMA,))
             cur.execute("CREATE TABLE IF NOT EXISTS lintaid_schema (version integer PRIMARY KEY,"
@@ -180,9 +276,10 @@ class Server:
         return SCHEMA_VERSION
 
     # -- push ------------------------------------------------------------------------------
-    def push(self, events: Sequence[Event], member: str, machine: str) -> int:
-        """Store ``events`` (those the server holds already are skipped) and wake the
-        space's listeners; return how many were new."""
+    def push(self, events: Sequence[Event], machine: str) -> int:
+        """Store ``events`` as this role's (those the server holds already are skipped) and
+        wake the space's listeners; return how many were new."""
+        member = self.role
         if not events:
             return 0
         with self.conn.transaction(), self.conn.cursor() as cur:
@@ -201,23 +298,28 @@ class Server:
         return added
 
     # -- pull ------------------------------------------------------------------------------
-    def pull(self, after: int, limit: int) -> tuple[list[Event], int, int]:
-        """Other members' events after cursor ``after``, oldest first; the cursor to keep
-        (past this member's own rows too); how many rows were read."""
+    def pull(self, after: int, limit: int) -> tuple[list[Row], int, int]:
+        """Other members' rows after cursor ``after``, oldest first, undecoded (``Row``); the
+        cursor to keep (past this store's own rows too); how many rows were read."""
+        cut = MAX_FIELD_CHARS + 1
         with self.conn.cursor() as cur:
             cur.execute(
-                "SELECT seq, event_id, kind, origin, member, machine, stamp, record_id,"
-                " other_id, body, EXTRACT(EPOCH FROM pushed_at)::float8 FROM lintaid_events"
-                " WHERE team = %s AND repo_key = %s AND seq > %s ORDER BY seq LIMIT %s",
-                (self.team, self.repo_key, after, limit))
-            rows = cur.fetchall()
-        cursor = rows[-1][0] if rows else after
-        events = [Event(event_id=r[1], kind=r[2], origin=r[3], member=r[4], machine=r[5],
-                        stamp=float(r[6]), record_id=r[7], other_id=r[8],
-                        body=r[9] if isinstance(r[9], dict) else json.loads(r[9] or "{}"),
-                        seq=int(r[0]), pushed_at=float(r[10]))
-                  for r in rows if r[3] != self.origin]
-        return events, int(cursor), len(rows)
+                "SELECT seq, left(event_id, %(cut)s), left(kind, %(cut)s), left(origin, %(cut)s),"
+                " left(member, %(cut)s), left(machine, %(cut)s), stamp, left(record_id, %(cut)s),"
+                " left(other_id, %(cut)s), CASE WHEN octet_length(body::text) <= %(body)s"
+                " THEN body::text END, octet_length(body::text),"
+                " EXTRACT(EPOCH FROM pushed_at)::float8 FROM lintaid_events"
+                " WHERE team = %(team)s AND repo_key = %(repo)s AND seq > %(after)s"
+                " ORDER BY seq LIMIT %(limit)s",
+                {"cut": cut, "body": MAX_BODY_BYTES, "team": self.team, "repo": self.repo_key,
+                 "after": after, "limit": limit})
+            fetched = cur.fetchall()
+        cursor = fetched[-1][0] if fetched else after
+        rows = [Row(seq=int(r[0]), event_id=r[1], kind=r[2], origin=r[3], member=r[4],
+                    machine=r[5], stamp=r[6], record_id=r[7], other_id=r[8], body=r[9],
+                    body_bytes=int(r[10] or 0), pushed_at=float(r[11] or 0.0))
+                for r in fetched if not (r[3] == self.origin and r[4] == self.role)]
+        return rows, int(cursor), len(fetched)
 
     def behind(self, after: int) -> tuple[int, float]:
         """Other members' events after ``after``: how many, and how long the oldest has
@@ -226,9 +328,32 @@ class Server:
             cur.execute(
                 "SELECT COUNT(*), COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - MIN(pushed_at)),"
                 " 0)::float8 FROM lintaid_events WHERE team = %s AND repo_key = %s AND seq > %s"
-                " AND origin <> %s", (self.team, self.repo_key, after, self.origin))
+                " AND NOT (origin = %s AND member = %s)",
+                (self.team, self.repo_key, after, self.origin, self.role))
             row = cur.fetchone()
         return (int(row[0]), float(row[1])) if row else (0, 0.0)
+
+    # -- members ---------------------------------------------------------------------------
+    def add_member(self, name: str) -> tuple[str, bool]:
+        """Create the login role ``name`` with a new random password, allowed to connect to
+        this database (the schema brought forward first, so it can read and write at once);
+        return the password, and False when the role existed already (its password is then
+        set anew). The connecting role needs CREATEROLE (the team's administrator)."""
+        import secrets
+
+        from psycopg import sql
+
+        self.ensure_schema()
+        password = secrets.token_urlsafe(24)
+        with self.conn.transaction(), self.conn.cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,))
+            existed = cur.fetchone() is not None
+            verb = "ALTER" if existed else "CREATE"
+            cur.execute(sql.SQL(verb + " ROLE {} LOGIN PASSWORD {}").format(
+                sql.Identifier(name), sql.Literal(password)))
+            cur.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
+                sql.Identifier(self.conn.info.dbname), sql.Identifier(name)))
+        return password, not existed
 
 
 class Listener:

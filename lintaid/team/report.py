@@ -65,9 +65,13 @@ def lines(team: dict[str, Any]) -> list[str]:
         f"  private     {', '.join(team.get('private_clients') or []) or 'no client'}; "
         "prompts and `add --private` records are never shared",
     ]
-    if pull.get("refused"):
-        out.append(f"  refused     {pull['refused']} pulled event(s) the store would not take "
-                   "(see `lintaid logs`)")
+    quarantine = team.get("quarantine") or {}
+    if quarantine.get("count"):
+        out.append(f"  quarantine  {quarantine['count']} pulled event(s) refused alone (the "
+                   "cursor moved past them); the newest:")
+        for row in quarantine.get("newest") or []:
+            out.append(f"    row {row.get('server_seq')} from {row.get('member')} "
+                       f"({row.get('kind')}): {row.get('reason')}")
     if team.get("last_error"):
         out.append(f"  last error  {team['last_error']} ({_ago(team.get('last_error_at'))})")
     if team.get("problem"):
@@ -91,6 +95,12 @@ def check(team: dict[str, Any]) -> tuple[bool, bool, str, str]:
                 "server answers; local memory works as before",
                 f"check that {team.get('dsn')} is up and reachable from here, and the password "
                 f"(from {team.get('password_source') or '?'})")
+    refused = (team.get("quarantine") or {}).get("count", 0)
+    if refused:
+        return (True, True, f"team {team.get('team')}: online; {refused} pulled event(s) "
+                "were refused and quarantined (a teammate's lintaid wrote what a local write "
+                "could not be, or someone wrote rows by hand)",
+                "`lintaid team status` lists them with the member and the reason")
     if pending >= OUTBOX_WARN:
         return (True, True, f"team {team.get('team')}: online, but {waiting}",
                 "it drains by itself; `lintaid team status` shows the lag")

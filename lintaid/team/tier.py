@@ -120,20 +120,26 @@ class TeamTier:
             except TeamError as err:
                 raise protocol.BadRequest(str(err), arg="repo_key") from None
             where, pw = ("the address given", password) if password else secret.source(params)
-            config = TeamConfig.new(conninfo, name, member or team_config.default_member(
-                self.root), key)
+            config = TeamConfig.new(conninfo, name, "", key)
             try:  # say a wrong address or password now, not in a log later
                 server = pg.Server(pg.connect(conninfo, pw), name, key, config.origin)
                 try:
                     server.ensure_schema()
+                    config.member = server.role  # who the server says we are, not a claim
                 finally:
                     server.close()
-            except pg.SchemaTooNew as err:
+            except (pg.SchemaTooNew, pg.SchemaNeedsOwner) as err:
                 raise protocol.BadRequest(str(err)) from None
             except (pg.Error, OSError) as err:
                 raise protocol.RemoteError(
                     f"cannot use the team server {conninfo}: {pg.describe(err)} (password "
                     f"from {where}); nothing was changed", protocol.UNAVAILABLE) from None
+            if member is not None and member != config.member:
+                raise protocol.BadRequest(
+                    f"the team server knows this address as the role {config.member!r}: a "
+                    "member is the role it connects as (the server writes it into every "
+                    "row), so join with your own role's address (`lintaid team add-member "
+                    f"{member}`, run by the team's administrator, makes one)", arg="member")
             try:
                 kept = secret.keep(params, password) if password else None  # it works: keep it
             except (TeamError, OSError) as err:
@@ -147,6 +153,44 @@ class TeamTier:
                      repo_key=key, queued=queued, password_kept_in=kept)
             return {**self.status(), "already": False, "queued": queued,
                     "password_kept_in": kept, "password_source": secret.source(params)[0]}
+
+    def add_member(self, name: str, dsn: str | None) -> dict[str, Any]:
+        """Create a member's role on the team server (the administrator's ``dsn``, else the
+        address this project joined with) and give back the address it joins with."""
+        if _psycopg_missing():
+            raise protocol.BadRequest(NEED_PSYCOPG)
+        from . import pg, secret
+
+        if dsn is None:
+            if self.config is None:
+                raise protocol.BadRequest("give the administrator's address (--dsn): this "
+                                          "project is in no team", arg="dsn")
+            dsn = self.config.dsn
+        try:
+            params = pg.parse_dsn(dsn)
+        except ValueError as err:
+            raise protocol.BadRequest(str(err), arg="dsn") from None
+        password = params.pop("password", None)
+        conninfo = pg.without_password(params)
+        where, pw = ("the address given", password) if password else secret.source(params)
+        try:
+            server = pg.Server(pg.connect(conninfo, pw), "", "", "")
+            try:
+                made, created = server.add_member(name)
+            finally:
+                server.close()
+        except (pg.SchemaTooNew, pg.SchemaNeedsOwner) as err:
+            raise protocol.BadRequest(str(err)) from None
+        except pg.Error as err:
+            raise protocol.BadRequest(
+                f"cannot add {name!r} on {conninfo}: {pg.describe(err)} (the role the "
+                f"address names needs CREATEROLE; password from {where})") from None
+        except OSError as err:
+            raise protocol.RemoteError(f"cannot reach {conninfo}: {err}",
+                                       protocol.UNAVAILABLE) from None
+        log.info("team_member_added", member=name, dsn=conninfo, created=created)
+        member = {**params, "user": name, "password": made}
+        return {"member": name, "created": created, "dsn": pg.address(member)}
 
     def leave(self) -> dict[str, Any]:
         with self._lock:
@@ -214,4 +258,10 @@ class TeamTier:
                      "refused": snap.get("refused", 0), "last_at": snap.get("last_pull_at"),
                      "last_event_lag_s": snap.get("last_event_lag_s"),
                      "cursor": int(self.store.outbox.state(config.cursor_key) or 0)},
+            "quarantine": self.quarantine(),
         }
+
+    def quarantine(self, limit: int = 5) -> dict[str, Any]:
+        """The pulled events refused alone: how many are kept, and the newest few."""
+        count, newest = self.store.outbox.quarantined(limit)
+        return {"count": count, "newest": newest}

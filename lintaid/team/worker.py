@@ -120,7 +120,7 @@ class Worker:
                 # came with _stop already set, so looking at it now never sleeps through one.
                 if not busy and not self._stop.is_set():
                     self._wake.wait(self.settings.poll_s)
-            except pg.SchemaTooNew as err:
+            except (pg.SchemaTooNew, pg.SchemaNeedsOwner) as err:
                 self._fail(REFUSED, str(err))
                 self._stop.wait(self.settings.poll_s)
             except Exception as err:  # the server away, or a bug: local memory goes on
@@ -172,7 +172,7 @@ class Worker:
         if not rows:
             return False
         out = apply.outgoing(rows, self.config.origin)
-        server.push(out.events, self.config.member, self.config.machine)
+        server.push(out.events, self.config.machine)
         through, outbox = out.through, self.store.outbox
         self.submit(lambda: outbox.delivered(through), recall=False).result(120)
         with self._lock:
@@ -184,14 +184,14 @@ class Worker:
     def _pull(self, server: pg.Server) -> bool:
         key = self.config.cursor_key
         cursor = int(self.store.outbox.state(key) or 0)
-        events, new_cursor, fetched = server.pull(cursor, self.settings.pull_batch)
+        rows, new_cursor, fetched = server.pull(cursor, self.settings.pull_batch)
         if new_cursor == cursor:
             return False
         store = self.store
         # recall=False: a prompt's injection waits for local writes to be searchable, never
         # for a teammate's batch (it is searchable a moment later); background: a hook's own
         # write goes first, never behind a backlog of pulled records.
-        done = self.submit(lambda: apply.apply(store, events, key, new_cursor),
+        done = self.submit(lambda: apply.apply(store, rows, key, new_cursor),
                            recall=False, background=True).result(120)
         now = time.time()
         with self._lock:
@@ -199,8 +199,8 @@ class Worker:
             self.stats["skipped"] += done.skipped
             self.stats["refused"] += done.refused
             self.stats["last_pull_at"] = now
-            if events:
-                self.stats["last_event_lag_s"] = round(now - events[-1].pushed_at, 3)
+            if rows:
+                self.stats["last_event_lag_s"] = round(now - rows[-1].pushed_at, 3)
         return fetched >= self.settings.pull_batch
 
     def _measure(self, server: pg.Server) -> None:
