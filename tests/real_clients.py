@@ -26,6 +26,7 @@ import pytest
 
 from lintaid_client import Memory
 from lintaid_client.models import Hit
+from tests.fake_models import Reply, Script, say
 
 PINS: Final = Path(__file__).resolve().parent / "clients" / "package.json"
 INSTALL_TIMEOUT_S: Final = 1200.0
@@ -226,3 +227,47 @@ if __name__ == "__main__":
     print(failure or f"real clients installed in {clients_dir()}: "
           + ", ".join(f"{p}@{v}" for p, v in pinned().items()))
     sys.exit(0)
+
+
+# -- the story every real-client test tells -----------------------------------------------------
+# Session 1 decides something (the model reads a file on the way); session 2 asks about it, and
+# the model searches lintaid's memory through the MCP server before it answers.
+DECIDE: Final = "We decided: the upload limit is 25 MB. Read README.md and confirm."
+DECIDED: Final = "Decided: uploads are capped at 25 MB; README.md says nothing against it."
+ASK: Final = "Which upload limit did we settle on?"
+ASKED: Final = "settle on"
+ANSWER: Final = "We settled on 25 MB, as the memory says."
+ECHOES: Final = ("(lintaid):", "<hook_context>", "<session_context>", "&lt;session_context",
+                 "<system-reminder>")
+
+
+def story(read: Reply, search: Reply) -> Script:
+    """The model's side: ``read`` then ``DECIDED``; ``search`` then ``ANSWER``."""
+    return Script().on("upload limit is 25 MB", read, say(DECIDED)).on(ASKED, search, say(ANSWER))
+
+
+def decided(root: Path, client: str) -> Hit:
+    """The first session's capture, once it is there: the request as the person typed it."""
+    found = wait_until(lambda: [h for h in captures(root, client) if DECIDED in h.content],
+                       "the first turn's capture")
+    assert len(found) == 1, [h.content for h in found]
+    [turn] = found
+    assert turn.content.startswith(f"Request: {DECIDE}\nResult: {DECIDED}"), turn.content
+    return turn
+
+
+def check_memory(root: Path, client: str, *, turns: int = 2, prompts: bool = True) -> list[Hit]:
+    """Each turn captured once, with the person's request; each prompt kept as typed (where
+    the client has a prompt event); nothing lintaid or the client injected ever stored back."""
+    found = wait_until(lambda: (c := captures(root, client)) and len(c) >= turns and c,
+                       f"{turns} captures from {client}")
+    requests = sorted(h.content.split("\n")[0] for h in found)
+    assert requests == sorted([f"Request: {DECIDE}", f"Request: {ASK}"]), requests
+    everything = records(root)
+    kept = sorted(h.content for h in everything if h.kind == "prompt")
+    assert kept == (sorted([f"User prompt: {DECIDE}", f"User prompt: {ASK}"]) if prompts
+                    else []), kept
+    for record in everything:
+        for echoed in ECHOES:
+            assert echoed not in record.content, record.content
+    return found
