@@ -32,19 +32,21 @@ DEFAULT_TEXT: Final = "OK."
 @dataclass(frozen=True)
 class Reply:
     """One model answer: ``text``, or a call of ``tool`` with ``args`` (then ``text`` may
-    precede the call)."""
+    precede the call). ``namespace``: the tool's group, where the wire has them (Responses:
+    Codex offers each MCP server's tools as one namespace)."""
 
     text: str = ""
     tool: str | None = None
     args: Mapping[str, Any] = field(default_factory=dict)
+    namespace: str | None = None
 
 
 def say(text: str) -> Reply:
     return Reply(text=text)
 
 
-def call(tool: str, **args: Any) -> Reply:
-    return Reply(tool=tool, args=args)
+def call(tool: str, namespace: str | None = None, **args: Any) -> Reply:
+    return Reply(tool=tool, args=args, namespace=namespace)
 
 
 @dataclass(frozen=True)
@@ -243,6 +245,8 @@ def responses_events(reply: Reply, model: str) -> Iterator[tuple[str, dict[str, 
         item = {"type": "function_call", "id": _id("fc_"), "call_id": _id("call_"),
                 "name": reply.tool, "arguments": json.dumps(dict(reply.args)),
                 "status": "completed"}
+        if reply.namespace:
+            item["namespace"] = reply.namespace
         yield "response.output_item.added", {"type": "response.output_item.added",
                                              "output_index": len(output), "item": item}
         yield "response.output_item.done", {"type": "response.output_item.done",
