@@ -8,8 +8,7 @@ stream, with the events the real API sends.
 
 What the model answers is scripted per turn (``Script``): a turn is picked by a word of the
 person's prompt, and its replies are steps: the first answers the prompt, the next answers once
-the client sent the first tool call's result back, and so on; when a prompt holds the words of
-several turns, the last one scripted answers. A reply is text or a tool call.
+the client sent the first tool call's result back, and so on (``Script.pick``). A reply is text or a tool call.
 Requests no turn claims (titles, summaries, routing) get a short plain answer. Every request
 is logged (``requests``) with its parsed body, so a test asserts what the model was given.
 """
@@ -65,14 +64,16 @@ class Script:
         self.turns.append(Turn(match, steps))
         return self
 
-    def turn(self, prompt: str) -> Turn | None:
-        """The last turn whose word the prompt holds: a later turn's prompt may carry an
-        earlier one's words (recalled memories), never the other way round."""
-        return next((t for t in reversed(self.turns) if t.match in prompt), None)
-
-    def answer(self, prompt: str, tool_results: int) -> Reply | None:
-        turn = self.turn(prompt)
-        return turn.steps[min(tool_results, len(turn.steps) - 1)] if turn else None
+    def pick(self, items: Items) -> tuple[Turn, str, int] | None:
+        """The turn this request continues: the last scripted turn whose word a user message
+        holds (a later turn's prompt may carry an earlier one's words, as recalled memories,
+        never the other way round); that message, and the tool results sent after it."""
+        for turn in reversed(self.turns):
+            hits = [i for i, item in enumerate(items) if item is not None and turn.match in item]
+            if hits:
+                last = hits[-1]
+                return turn, str(items[last]), sum(1 for item in items[last:] if item is None)
+        return None
 
 
 @dataclass
@@ -82,8 +83,8 @@ class Request:
     method: str
     path: str
     body: dict[str, Any]
-    prompt: str = ""  # the person's last prompt text, as the wire gave it
-    tool_results: int = 0  # tool results after that prompt
+    prompt: str = ""  # the user message that holds the answering turn's word
+    tool_results: int = 0  # tool results sent after it
     answered: str = ""  # which turn answered it ("" for the default reply)
 
     @property
@@ -92,7 +93,11 @@ class Request:
         return json.dumps(self.body, ensure_ascii=False)
 
 
-# -- reading a request: the last prompt and the tool results after it -------------------------
+# -- reading a request: what the client sent, in order ----------------------------------------
+# Each reader gives the conversation as items: a user message's text, or None for a tool result.
+Items = list["str | None"]
+
+
 def _texts(content: Any, kinds: tuple[str, ...] = ("text", "input_text")) -> list[str]:
     if isinstance(content, str):
         return [content]
@@ -104,64 +109,60 @@ def _texts(content: Any, kinds: tuple[str, ...] = ("text", "input_text")) -> lis
     return out
 
 
-def anthropic_turn(body: dict[str, Any]) -> tuple[str, int]:
-    prompt, results = "", 0
+def anthropic_items(body: dict[str, Any]) -> Items:
+    items: Items = []
     for message in body.get("messages") or []:
-        content = message.get("content")
         if message.get("role") != "user":
             continue
+        content = message.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
-        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks):
-            results += 1
-            continue
+        items += [None for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
         texts = _texts(content)
         if texts:
-            prompt, results = "\n".join(texts), 0
-    return prompt, results
+            items.append("\n".join(texts))
+    return items
 
 
-def gemini_turn(body: dict[str, Any]) -> tuple[str, int]:
-    prompt, results = "", 0
+def gemini_items(body: dict[str, Any]) -> Items:
+    items: Items = []
     for content in body.get("contents") or []:
         if content.get("role", "user") != "user":
             continue
-        parts = content.get("parts") or []
-        if any(isinstance(p, dict) and "functionResponse" in p for p in parts):
-            results += 1
-            continue
-        texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        items += [None for p in parts if "functionResponse" in p]
+        texts = [p["text"] for p in parts if isinstance(p.get("text"), str)]
         if texts:
-            prompt, results = "\n".join(texts), 0
-    return prompt, results
+            items.append("\n".join(texts))
+    return items
 
 
-def responses_turn(body: dict[str, Any]) -> tuple[str, int]:
-    prompt, results = "", 0
-    items = body.get("input")
-    if isinstance(items, str):
-        return items, 0
-    for item in items or []:
+def responses_items(body: dict[str, Any]) -> Items:
+    raw = body.get("input")
+    if isinstance(raw, str):
+        return [raw]
+    items: Items = []
+    for item in raw if isinstance(raw, list) else []:
         if not isinstance(item, dict):
             continue
-        if item.get("type") == "function_call_output" or item.get("type", "").endswith("_output"):
-            results += 1
+        if str(item.get("type", "")).endswith("_output"):
+            items.append(None)
         elif item.get("role") == "user" and item.get("type", "message") == "message":
             texts = _texts(item.get("content"))
             if texts:
-                prompt, results = "\n".join(texts), 0
-    return prompt, results
+                items.append("\n".join(texts))
+    return items
 
 
-def chat_turn(body: dict[str, Any]) -> tuple[str, int]:
-    prompt, results = "", 0
+def chat_items(body: dict[str, Any]) -> Items:
+    items: Items = []
     for message in body.get("messages") or []:
         if message.get("role") == "tool":
-            results += 1
+            items.append(None)
         elif message.get("role") == "user":
             texts = _texts(message.get("content"))
             if texts:
-                prompt, results = "\n".join(texts), 0
-    return prompt, results
+                items.append("\n".join(texts))
+    return items
 
 
 # -- writing a reply in each wire format --------------------------------------------------------
@@ -291,12 +292,12 @@ def chat_completion(reply: Reply, model: str) -> dict[str, Any]:
 
 
 # -- the server ---------------------------------------------------------------------------------
-TurnReader = Callable[[dict[str, Any]], tuple[str, int]]
-WIRES: Final[dict[str, TurnReader]] = {
-    "anthropic": anthropic_turn,
-    "gemini": gemini_turn,
-    "responses": responses_turn,
-    "chat": chat_turn,
+ItemReader = Callable[[dict[str, Any]], Items]
+WIRES: Final[dict[str, ItemReader]] = {
+    "anthropic": anthropic_items,
+    "gemini": gemini_items,
+    "responses": responses_items,
+    "chat": chat_items,
 }
 
 
@@ -352,10 +353,14 @@ class FakeModel:
 
     # -- serving ------------------------------------------------------------------------------
     def _record(self, method: str, path: str, body: dict[str, Any]) -> tuple[Request, Reply]:
-        prompt, results = WIRES[self.wire](body) if body else ("", 0)
-        turn = self.script.turn(prompt)
-        reply = self.script.answer(prompt, results)
-        req = Request(method, path, body, prompt, results, turn.match if turn else "")
+        picked = self.script.pick(WIRES[self.wire](body)) if body else None
+        if picked is None:
+            req = Request(method, path, body)
+            reply = None
+        else:
+            turn, prompt, results = picked
+            req = Request(method, path, body, prompt, results, turn.match)
+            reply = turn.steps[min(results, len(turn.steps) - 1)]
         with self._lock:
             self.requests.append(req)
         return req, reply or Reply(text=DEFAULT_TEXT)
