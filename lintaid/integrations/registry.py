@@ -10,6 +10,7 @@ from .codex import Codex
 from .cursor import Cursor
 from .gemini import Gemini
 from .openclaw import OpenClaw
+from .opencode import OpenCode
 
 CLIENTS: dict[str, AgentClient] = {client.name: client for client in (
     ClaudeCode(),
@@ -18,6 +19,7 @@ CLIENTS: dict[str, AgentClient] = {client.name: client for client in (
     Cursor(),
     Antigravity(),
     OpenClaw(),
+    OpenCode(),
 )}
 
 
