@@ -286,3 +286,32 @@ def openclaw_payload(event: str, cwd: str, session_id: str = "oc-session-1",
     }
     payload.update(extra)
     return payload
+
+
+# --- OpenCode messages (what lintaid's plugin sends: OpenCode's {info, parts}, slimmed) -------
+OPENCODE_SESSION = "ses_dcc17453bffe1cIR5O3LrcL64P"
+
+
+def opencode_messages(cwd: str, request: str = FINAL_REQUEST,
+                      result: str = FINAL_RESULT) -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "id": "msg_1", "content": [{"type": "text", "text": FIRST_QUESTION}]},
+        {"role": "assistant", "id": "msg_2", "content": [{"type": "text", "text": FIRST_ANSWER}]},
+        {"role": "user", "id": "msg_3", "content": [{"type": "text", "text": request}]},
+        {"role": "assistant", "id": "msg_4", "content": [
+            {"type": "toolCall", "name": "read",
+             "arguments": {"filePath": f"{cwd}/gateway/retry.py"}}]},
+        {"role": "assistant", "id": "msg_5", "content": [
+            {"type": "toolCall", "name": "edit",
+             "arguments": {"filePath": f"{cwd}/gateway/retry.py"}},
+            {"type": "toolCall", "name": "write",
+             "arguments": {"filePath": f"{cwd}/tests/test_retry.py"}},
+            {"type": "text", "text": result}]},
+    ]
+
+
+def opencode_payload(event: str, cwd: str, session_id: str = OPENCODE_SESSION,
+                     **extra: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = {"hook_event_name": event, "session_id": session_id, "cwd": cwd}
+    payload.update(extra)
+    return payload

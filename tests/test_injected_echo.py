@@ -41,6 +41,7 @@ PROMPT_EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     "cursor": ("beforeSubmitPrompt", {}),
     "agy": ("PreInvocation", {}),
     "openclaw": ("before_agent_start", {}),
+    "opencode": ("chat.message", {}),
 }
 
 

@@ -34,7 +34,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     monkeypatch.setenv("HOME", str(folder))
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR",
-                 "OPENCLAW_CONFIG_PATH"):
+                 "OPENCLAW_CONFIG_PATH", "XDG_CONFIG_HOME", "COPILOT_HOME"):
         monkeypatch.delenv(name, raising=False)
     return folder
 
@@ -129,6 +129,13 @@ OPENCLAW_CONFIG = dump({
     "gateway": {"port": 18789, "bind": "loopback"},
     "plugins": {"allow": ["voice-call"], "entries": {"voice-call": {"enabled": True}}},
     "mcp": {"servers": {"fs": {"command": "fs-mcp"}}},
+})
+
+OPENCODE_CONFIG = dump({
+    "$schema": "https://opencode.ai/config.json",
+    "model": "anthropic/claude-sonnet-4-5",
+    "mcp": {"playwright": {"type": "local", "command": ["npx", "-y", "@playwright/mcp"]}},
+    "permission": {"bash": {"git *": "allow", "*": "ask"}},
 })
 
 
@@ -232,6 +239,22 @@ def check_openclaw(pinned: bool) -> Callable[[Callable[[str], Any]], None]:
     return check
 
 
+def check_opencode(prefix: str, plugins: str, pinned: bool) -> Callable[[Callable[[str], Any]], None]:
+    def check(read: Callable[[str], Any]) -> None:
+        config = read(f"{prefix}/opencode.json")
+        assert config["model"] == "anthropic/claude-sonnet-4-5"
+        assert config["permission"] == {"bash": {"git *": "allow", "*": "ask"}}
+        assert config["mcp"]["playwright"]["command"] == ["npx", "-y", "@playwright/mcp"]
+        mine = config["mcp"]["lintaid"]
+        assert mine["type"] == "local" and mine["enabled"] is True
+        assert mine["command"][0] == MCP[0] and ("--project" in mine["command"]) is pinned
+        plugin = read(f"{plugins}/lintaid.js")
+        assert plugin.startswith("// lintaid for OpenCode")
+        [settings] = [line for line in plugin.splitlines() if line.startswith("const SETTINGS")]
+        assert json.dumps(list(HOOK)) in settings and ("project\": null" not in settings) is pinned
+    return check
+
+
 CASES = [
     Case("claude-code", "project",
          {"P/.claude/settings.json": CLAUDE_SETTINGS, "P/.mcp.json": CLAUDE_MCP}, check_claude,
@@ -261,6 +284,12 @@ CASES = [
     Case("openclaw", "user", {"H/.openclaw/openclaw.json": OPENCLAW_CONFIG},
          check_openclaw(pinned=False),
          ["H/.openclaw/openclaw.json", "H/.openclaw/extensions/lintaid/index.js"]),
+    Case("opencode", "project", {"P/opencode.json": OPENCODE_CONFIG},
+         check_opencode("P", "P/.opencode/plugins", pinned=True),
+         ["P/opencode.json", "P/.opencode/plugins/lintaid.js"]),
+    Case("opencode", "user", {"H/.config/opencode/opencode.json": OPENCODE_CONFIG},
+         check_opencode("H/.config/opencode", "H/.config/opencode/plugins", pinned=False),
+         ["H/.config/opencode/opencode.json", "H/.config/opencode/plugins/lintaid.js"]),
 ]
 
 
@@ -375,6 +404,7 @@ BROKEN = [
     ("agy", "user", "H/.gemini/config/hooks.json", "{\n\n\n  nope\n}", 4),
     ("openclaw", "user", "H/.openclaw/openclaw.json",
      "{\n  // JSON5\n  gateway: { port: 1 },\n}\n", 2),
+    ("opencode", "project", "P/opencode.json", '{\n  // JSONC\n  "model": "x"\n}\n', 2),
 ]
 
 

@@ -26,6 +26,8 @@ from tests.client_sessions import (
     gemini_recording,
     openclaw_messages,
     openclaw_payload,
+    opencode_messages,
+    opencode_payload,
     write_jsonl,
 )
 from tests.conftest import run_cli, run_hook, run_json
@@ -82,9 +84,15 @@ def _openclaw(tmp: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]
     return (payload, [("before_reset", {**payload, "hook_event_name": "before_reset"})])
 
 
+def _opencode(tmp: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    payload = opencode_payload("session.idle", str(tmp), messages=opencode_messages(str(tmp)))
+    return (payload, [("session.compacted", {**payload, "hook_event_name": "session.compacted"})])
+
+
 SESSIONS = {"claude-code": ("Stop", _claude), "codex": ("Stop", _codex),
             "gemini": ("AfterAgent", _gemini), "cursor": ("stop", _cursor),
-            "agy": ("PostInvocation", _agy), "openclaw": ("agent_end", _openclaw)}
+            "agy": ("PostInvocation", _agy), "openclaw": ("agent_end", _openclaw),
+            "opencode": ("session.idle", _opencode)}
 
 
 @pytest.mark.parametrize("client", sorted(SESSIONS))
