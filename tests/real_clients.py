@@ -200,15 +200,20 @@ def captures(root: Path, client: str) -> list[Hit]:
     return [h for h in records(root) if h.kind == "capture" and h.client == client]
 
 
-def wait_until(predicate: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
-    """Poll until ``predicate`` is truthy (a hook may still run after the client exits)."""
+def wait_until(predicate: Callable[[], Any], what: str, timeout: float = 60.0,
+               root: Path | None = None) -> Any:
+    """Poll until ``predicate`` is truthy (a hook may still run after the client exits);
+    a timeout names what the project's memory holds instead."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            held = [f"{h.kind} {h.client} {h.event}: {h.content[:300]!r}"
+                    for h in records(root)] if root is not None else []
+            raise AssertionError(f"timed out waiting for {what}; memory holds:\n"
+                                 + "\n".join(held))
         time.sleep(0.1)
 
 
@@ -249,7 +254,7 @@ def story(read: Reply, search: Reply) -> Script:
 def decided(root: Path, client: str) -> Hit:
     """The first session's capture, once it is there: the request as the person typed it."""
     found = wait_until(lambda: [h for h in captures(root, client) if DECIDED in h.content],
-                       "the first turn's capture")
+                       "the first turn's capture", root=root)
     assert len(found) == 1, [h.content for h in found]
     [turn] = found
     assert turn.content.startswith(f"Request: {DECIDE}\nResult: {DECIDED}"), turn.content
@@ -260,7 +265,7 @@ def check_memory(root: Path, client: str, *, turns: int = 2, prompts: bool = Tru
     """Each turn captured once, with the person's request; each prompt kept as typed (where
     the client has a prompt event); nothing lintaid or the client injected ever stored back."""
     found = wait_until(lambda: (c := captures(root, client)) and len(c) >= turns and c,
-                       f"{turns} captures from {client}")
+                       f"{turns} captures from {client}", root=root)
     requests = sorted(h.content.split("\n")[0] for h in found)
     assert requests == sorted([f"Request: {DECIDE}", f"Request: {ASK}"]), requests
     everything = records(root)

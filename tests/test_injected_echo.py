@@ -40,8 +40,9 @@ PROMPT_EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     "gemini": ("BeforeAgent", {}),
     "cursor": ("beforeSubmitPrompt", {}),
     "agy": ("PreInvocation", {}),
-    "openclaw": ("before_agent_start", {}),
+    "openclaw": ("before_prompt_build", {}),
     "opencode": ("chat.message", {}),
+    "copilot": ("UserPromptSubmit", {}),
 }
 
 

@@ -138,6 +138,9 @@ OPENCODE_CONFIG = dump({
     "permission": {"bash": {"git *": "allow", "*": "ask"}},
 })
 
+COPILOT_MCP = dump({"mcpServers": {"github": {"type": "http",
+                                              "url": "https://api.githubcopilot.com/mcp/"}}})
+
 
 def ours(client: str) -> Callable[[Any], bool]:
     return lambda h: isinstance(h, dict) and is_hook_command(h.get("command"), client)
@@ -255,6 +258,21 @@ def check_opencode(prefix: str, plugins: str, pinned: bool) -> Callable[[Callabl
     return check
 
 
+def check_copilot(hooks: str, mcp: str) -> Callable[[Callable[[str], Any]], None]:
+    def check(read: Callable[[str], Any]) -> None:
+        mine = read(hooks)
+        assert mine["version"] == 1
+        assert set(mine["hooks"]) == {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact",
+                                      "SessionEnd"}
+        [stop] = mine["hooks"]["Stop"]
+        assert ours("copilot")(stop) and stop["timeoutSec"] == 10
+        servers = read(mcp)["mcpServers"]
+        assert servers["github"]["url"] == "https://api.githubcopilot.com/mcp/"
+        assert servers["lintaid"] == {"type": "local", "command": MCP[0], "args": [],
+                                      "tools": ["*"]}
+    return check
+
+
 CASES = [
     Case("claude-code", "project",
          {"P/.claude/settings.json": CLAUDE_SETTINGS, "P/.mcp.json": CLAUDE_MCP}, check_claude,
@@ -290,6 +308,12 @@ CASES = [
     Case("opencode", "user", {"H/.config/opencode/opencode.json": OPENCODE_CONFIG},
          check_opencode("H/.config/opencode", "H/.config/opencode/plugins", pinned=False),
          ["H/.config/opencode/opencode.json", "H/.config/opencode/plugins/lintaid.js"]),
+    Case("copilot", "project", {"P/.github/mcp.json": COPILOT_MCP},
+         check_copilot("P/.github/hooks/lintaid.json", "P/.github/mcp.json"),
+         ["P/.github/hooks/lintaid.json", "P/.github/mcp.json"]),
+    Case("copilot", "user", {"H/.copilot/mcp-config.json": COPILOT_MCP},
+         check_copilot("H/.copilot/hooks/lintaid.json", "H/.copilot/mcp-config.json"),
+         ["H/.copilot/hooks/lintaid.json", "H/.copilot/mcp-config.json"]),
 ]
 
 

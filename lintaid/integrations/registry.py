@@ -7,6 +7,7 @@ from .agy import Antigravity
 from .base import AgentClient
 from .claude_code import ClaudeCode
 from .codex import Codex
+from .copilot import Copilot
 from .cursor import Cursor
 from .gemini import Gemini
 from .openclaw import OpenClaw
@@ -20,6 +21,7 @@ CLIENTS: dict[str, AgentClient] = {client.name: client for client in (
     Antigravity(),
     OpenClaw(),
     OpenCode(),
+    Copilot(),
 )}
 
 

@@ -1,8 +1,10 @@
 """OpenClaw: a small plugin (``plugin/``, JavaScript) whose typed hooks call lintaid's hook
 shim, registered in ``~/.openclaw/openclaw.json`` with the MCP server.
 
-``before_agent_start`` carries the prompt: it is recorded and recalled against, and the
-context goes back as ``prependContext``. ``agent_end`` carries the run's messages: the last
+``before_prompt_build`` carries the prompt (the person's own request, ``currentUserMessage``,
+where OpenClaw gives it): it is recorded and recalled against, and the context goes back as
+``prependContext``. (``before_agent_start``, its name before OpenClaw 2026.9, which no longer
+calls it, is still read, for events spooled by an older plugin.) ``agent_end`` carries the run's messages: the last
 request and reply are captured from them (OpenClaw's runtime-context carriers skipped). The
 session is OpenClaw's session id (else its key); the project is the one the install pinned,
 else the agent's workspace.
@@ -26,7 +28,7 @@ from ..base import (
 from . import install
 
 CAPTURE_EVENTS: Final = {"agent_end": "outcome", "before_reset": "session-summary"}
-INJECT_EVENTS: Final = frozenset({"before_agent_start"})
+INJECT_EVENTS: Final = frozenset({"before_prompt_build", "before_agent_start"})
 CARRIER_TYPE: Final = "openclaw.runtime-context"
 CARRIER_PREFIX: Final = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
 _PATH_KEYS: Final = ("path", "file_path", "filePath", "file")

@@ -1,4 +1,4 @@
-// lintaid for OpenClaw: recall before each agent run, capture after it.
+// lintaid for OpenClaw: recall while each agent run's prompt is built, capture after it.
 //
 // Each hook spawns lintaid's hook shim (`<hookCommand...> openclaw <event>`) with one JSON
 // object on stdin and reads one JSON object back on stdout, exactly as command-hook clients
@@ -75,7 +75,10 @@ function envelope(name, event, ctx, project) {
   };
   const cwd = project || c.workspaceDir || null;
   if (cwd) payload.cwd = cwd;
-  if (typeof e.prompt === "string") payload.prompt = clip(e.prompt);
+  // The request as the person sent it, where the host says (`prompt` may hold reconstructed
+  // history); an explicit "" means there is none.
+  const prompt = typeof e.currentUserMessage === "string" ? e.currentUserMessage : e.prompt;
+  if (typeof prompt === "string") payload.prompt = clip(prompt);
   if (Array.isArray(e.messages)) {
     payload.messages = e.messages.slice(-MAX_MESSAGES).map(slim).filter(Boolean);
   }
@@ -139,9 +142,11 @@ function register(api) {
     return answer;
   };
 
-  api.on("before_agent_start", async (event, ctx) => {
+  // OpenClaw builds the prompt (and rebuilds it on a retry) with before_prompt_build; the
+  // older before_agent_start is no hook of current OpenClaw (2026.9), which never calls it.
+  api.on("before_prompt_build", async (event, ctx) => {
     try {
-      const answer = await run("before_agent_start", event, ctx);
+      const answer = await run("before_prompt_build", event, ctx);
       if (!answer) return undefined;
       const result = {};
       for (const key of CONTEXT_KEYS) {
