@@ -211,6 +211,7 @@ def check_cursor(prefix: str) -> Callable[[Callable[[str], Any]], None]:
         assert hooks["hooks"]["stop"][0] == {"command": "./hooks/notify.sh"}
         assert [h for h in hooks["hooks"]["stop"] if ours("cursor")(h)]
         assert [h for h in hooks["hooks"]["beforeSubmitPrompt"] if ours("cursor")(h)]
+        assert [h for h in hooks["hooks"]["sessionStart"] if ours("cursor")(h)]
         servers = read(f"{prefix}/.cursor/mcp.json")["mcpServers"]
         assert servers["linear"] == {"url": "https://mcp.linear.app/sse"}
         assert servers["lintaid"]["args"] == ["--project", "${workspaceFolder}"]
