@@ -134,7 +134,7 @@ def test_plugin_calls_the_shim_and_returns_the_context(tmp_path: Path) -> None:
                                         "durationMs": 1200, "runId": "run-1"}, "ctx": ctx},
         {"hook": "before_prompt_build", "event": {"prompt": "slow one"}, "ctx": ctx},
     ])
-    assert result["registered"] == ["agent_end", "before_prompt_build"]
+    assert result["registered"] == ["agent_end", "before_agent_finalize", "before_prompt_build"]
     assert result["id"] == "lintaid"
     first, end, slow = result["results"]
     assert first["value"] == {"prependContext": "Recalled: retries are 5."}
@@ -189,3 +189,17 @@ def test_plugin_through_the_real_shim_and_daemon(served: Served) -> None:
     assert "configurable" in context and "openclaw://oc-real/outcome" in context
     hits = served.json("search", "retry policy configurable")["results"]
     assert any(h["source"] == "openclaw://oc-real/outcome" for h in hits)
+
+
+def test_before_agent_finalize_captures_the_run_agent_end_would(tmp_path: Path) -> None:
+    """OpenClaw awaits before_agent_finalize; agent_end of the same run is the same record."""
+    payload = openclaw_payload("before_agent_finalize", str(tmp_path),
+                               messages=openclaw_messages(), stop_hook_active=False,
+                               last_assistant_message=FINAL_RESULT)
+    [final] = records("before_agent_finalize", payload)
+    [end] = records("agent_end", openclaw_payload("agent_end", str(tmp_path),
+                                                  messages=openclaw_messages(), success=True))
+    assert final.record_id == end.record_id and not final.catch_up
+    assert final.content.split("\n")[:2] == [f"Request: {FINAL_REQUEST}",
+                                             f"Result: {FINAL_RESULT}"]
+    assert records("before_agent_finalize", {**payload, "stop_hook_active": True}) == []

@@ -82,6 +82,10 @@ function envelope(name, event, ctx, project) {
   if (Array.isArray(e.messages)) {
     payload.messages = e.messages.slice(-MAX_MESSAGES).map(slim).filter(Boolean);
   }
+  if (typeof e.lastAssistantMessage === "string") {
+    payload.last_assistant_message = clip(e.lastAssistantMessage);
+  }
+  if (typeof e.stopHookActive === "boolean") payload.stop_hook_active = e.stopHookActive;
   if (typeof e.success === "boolean") payload.success = e.success;
   if (typeof e.durationMs === "number") payload.duration_ms = e.durationMs;
   return payload;
@@ -156,6 +160,19 @@ function register(api) {
     } catch {
       return undefined;
     }
+  });
+
+  // OpenClaw awaits before_agent_finalize (it may ask for another pass), but not agent_end on
+  // a one-shot run (`openclaw agent --local` exits without waiting for it): the finished turn
+  // is captured on the first, and agent_end (the same run, so the same record) catches up a
+  // run that ended some other way.
+  api.on("before_agent_finalize", async (event, ctx) => {
+    try {
+      await run("before_agent_finalize", event, ctx);
+    } catch {
+      // capture is best effort
+    }
+    return undefined;
   });
 
   api.on("agent_end", async (event, ctx) => {
