@@ -2,9 +2,11 @@
 
 Prints, for a throwaway project with a real daemon:
   * the floor: a bare interpreter, ``python -I -S -c pass`` (nothing can start faster);
-  * the hook exactly as ``lintaid install`` registers it, run through ``sh -c`` as the agent
-    runs it: UserPromptSubmit (search, inject, record the prompt) and Stop (capture), daemon
-    up; and Stop with the daemon down (the spool path);
+  * the hook exactly as ``lintaid install`` registers it (the launcher in lintaid's data
+    folder), run through ``sh -c`` as the agent runs it: UserPromptSubmit (search, inject,
+    record the prompt) and Stop (capture), daemon up; and Stop with the daemon down (the
+    spool path); beside it, interleaved, the shim run by its path inside the package (what
+    ``install`` registered before the launcher), so the launcher's cost is one ratio;
   * each as median and p99, with the ratio of medians to the floor and the p99 ratio;
   * the CLI's warm path (``lintaid status``, ``search``, ``add`` with the daemon running);
   * captures per second: 50 concurrent shims, and the daemon alone with 500 events in flight;
@@ -76,8 +78,14 @@ def main() -> None:
                 "LINTAID_PROJECT": str(root)}
     registered = shlex.join([*_commands().hook, "claude-code"])
 
-    def hook(event: str) -> list[str]:
-        return ["sh", "-c", f"{registered} {event}"]
+    import lintaid_client
+
+    direct = shlex.join([sys.executable, "-I", "-S",
+                         str(Path(lintaid_client.__file__).resolve().parent / "hook.py"),
+                         "claude-code"])
+
+    def hook(event: str, command: str = registered) -> list[str]:
+        return ["sh", "-c", f"{command} {event}"]
 
     floor_cmd = [sys.executable, "-I", "-S", "-c", "pass"]
     lintaid = [sys.executable, "-m", "lintaid"]
@@ -89,14 +97,18 @@ def main() -> None:
         connection.Connection(root).call("add", {
             "content": f"Decision {i}: the gateway retry policy uses backoff step {i} ms."})
 
-    floor, prompt, stop_hook = [], [], []
+    floor, prompt, stop_hook, prompt_direct, stop_direct = [], [], [], [], []
     for i in range(opts.runs):
         floor.append(timed(floor_cmd, "", env))
         payload = {"session_id": f"s{i}", "cwd": str(root), "hook_event_name": "UserPromptSubmit",
                    "prompt": f"How is the gateway retry policy configured? ({i})"}
         prompt.append(timed(hook("UserPromptSubmit"), json.dumps(payload), bare_env))
+        prompt_direct.append(timed(hook("UserPromptSubmit", direct),
+                                   json.dumps({**payload, "session_id": f"p{i}"}), bare_env))
         payload = stop_payload(transcript, session_id=f"s{i}", cwd=str(root))
         stop_hook.append(timed(hook("Stop"), json.dumps(payload), bare_env))
+        payload = stop_payload(transcript, session_id=f"q{i}", cwd=str(root))
+        stop_direct.append(timed(hook("Stop", direct), json.dumps(payload), bare_env))
 
     # A 1 MB pasted prompt, then a normal one right after it: both must stay in budget.
     big_text = "How is the gateway retry policy configured? " + " ".join(
@@ -218,6 +230,11 @@ def main() -> None:
     print(summary("floor: python -I -S -c pass", floor))
     print(summary("hook UserPromptSubmit, daemon up", prompt, floor))
     print(summary("hook Stop capture, daemon up", stop_hook, floor))
+    print(summary("  the shim by its path: UserPromptSubmit", prompt_direct, floor))
+    print(summary("  the shim by its path: Stop", stop_direct, floor))
+    print(f"{'  launcher / path (medians)':<36} UserPromptSubmit "
+          f"{statistics.median(prompt) / statistics.median(prompt_direct):4.2f}x, "
+          f"Stop {statistics.median(stop_hook) / statistics.median(stop_direct):4.2f}x")
     print(summary("hook UserPromptSubmit, 1 MB prompt", big_prompt, floor))
     print(summary("hook UserPromptSubmit after it", after_big, floor))
     print(summary("floor (second series)", floor_down))

@@ -310,6 +310,9 @@ def status(root: Path, as_json: bool) -> None:
         f"  memory    {mem['records']} records ({mem['superseded']} superseded, "
         f"{mem['conflicted']} conflicted, {mem['expired']} expired, {mem['forgotten']} forgotten),"
         f" {mem['claims']} claims; {mem.get('prompts', 0)} prompts kept apart",
+        *(["  users     " + ", ".join(
+            f"{user} {n['records']} records, {n['prompts']} prompts"
+            for user, n in mem["users"].items())] if mem.get("users") else []),
         f"  queues    writer {data['writer_queue']}, spool {data['spool_depth']},"
         f" index pending {mem['pending_index']}",
         f"  process   RSS {data['rss_bytes'] / 2**20:.1f} MiB, {data['threads']} threads,"
@@ -342,6 +345,9 @@ def status(root: Path, as_json: bool) -> None:
     lines.append(f"  viewer    {viewer['url'] if viewer else 'off (`lintaid ui` starts it)'}")
     clients = [name for name, files in (data.get("clients") or {}).items() if files]
     lines.append(f"  clients   {', '.join(clients) or 'none installed'}")
+    for problem in data.get("registrations") or []:
+        lines.append(f"  BROKEN    {problem['name']}: {problem['detail']}"
+                     + (f"; fix: {problem['fix']}" if problem.get("fix") else ""))
     v = data["versions"]
     lines.append(f"  versions  lintaid {v['lintaid']}, protocol {v['protocol']}, "
                  f"python {v['python']}, pyzmq {v['pyzmq']}, tantivy {v['tantivy']}")
@@ -641,8 +647,8 @@ def review(root: Path, action: str | None, item: str | None, reason: str | None,
             what = "conflicts with" if it.kind == "conflicts_with" else "may supersede"
             click.echo(f"{it.id}  {it.subject} {it.predicate}: {it.newer.value!r} {what} "
                        f"{it.older.value!r} ({it.method}, {it.confidence:.2f})")
-            click.echo(f"    newer {it.newer.record_id}: {_short(it.newer.evidence, 90)}")
-            click.echo(f"    older {it.older.record_id}: {_short(it.older.evidence, 90)}")
+            click.echo(f"    newer {it.newer.location()}: {_short(it.newer.evidence, 90)}")
+            click.echo(f"    older {it.older.location()}: {_short(it.older.evidence, 90)}")
         click.echo(f"{len(items)} waiting; decide with `lintaid review accept|reject ID`")
         return
     if item is None:
@@ -654,6 +660,9 @@ def review(root: Path, action: str | None, item: str | None, reason: str | None,
         click.echo(json.dumps(decided))
     elif decided["event"] == "NONE":
         click.echo(f"{decided['id']} was {decided['status']} already; nothing changed")
+    elif action == "accept" and decided.get("document"):
+        click.echo(f"accepted {decided['id']}: {decided['newer_id']} stands; "
+                   f"{decided['document']}")
     elif action == "accept":
         click.echo(f"accepted {decided['id']}: {decided['newer_id']} supersedes "
                    f"{decided['older_id']}")
@@ -693,15 +702,19 @@ def audit(root: Path, as_json: bool, **values: Any) -> None:
 @main.command(name="export")
 @project_option
 @op_options("export")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "mem0"]), default="jsonl",
-              show_default=True, help="lintaid's JSON Lines (every row), or mem0's export.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "mem0", "memlint"]),
+              default="jsonl", show_default=True,
+              help="lintaid's JSON Lines (every row), mem0's export, or memlint's input.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write here (mode 0600, atomically) instead of standard output.")
 def export_(root: Path, fmt: str, output: Path | None, **values: Any) -> None:
     """Export memories: records with their claims and relations, links, review decisions,
     confirmations and tombstones (and with --include-history the audit log). Forgotten
-    memories are left out; their tombstones keep them forgotten wherever this is imported."""
+    memories are left out; their tombstones keep them forgotten wherever this is imported.
+    Stored prompts and local paths are left out unless --include-prompts, --include-paths.
+    Importing the file again, here or elsewhere, adds nothing already there."""
     from . import transfer
+    from .policy.staleness import fact_category
 
     args = {**op_args("export", values), "limit": 500}
     rows: list[dict[str, Any]] = []
@@ -714,6 +727,9 @@ def export_(root: Path, fmt: str, output: Path | None, **values: Any) -> None:
             break
     if fmt == "mem0":
         text = json.dumps(transfer.to_mem0(rows), indent=2, ensure_ascii=False) + "\n"
+    elif fmt == "memlint":
+        entries = transfer.to_memlint(rows, category=lambda t: fact_category(t, None))
+        text = json.dumps(entries, indent=2, ensure_ascii=False) + "\n"
     else:
         head = transfer.header(values.get("user_id") or "", bool(values.get("include_history")),
                                time.time(), __version__)
@@ -804,21 +820,29 @@ def _batches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
               type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
               help="Project root (default: found from the working directory).")
 @op_options("lint")
-@click.option("--format", "fmt", type=click.Choice(["json", "mem0"]), default="json",
-              show_default=True, help="FILE's format: memlint's JSON list, or a mem0 export.")
+@click.option("--format", "fmt", type=click.Choice(["auto", "json", "mem0", "jsonl"]),
+              default="auto", show_default=True,
+              help="FILE's format: told from its content, or memlint's JSON list, a mem0 "
+                   "export, lintaid's JSON Lines export.")
+@click.option("--names", type=click.Choice(["lintaid", "memlint"]), default="lintaid",
+              show_default=True, help="With --json: lintaid's field names, or memlint's "
+                                      "(fact_id, staleness_score, staleness_level, "
+                                      "recommendation ...) for scripts written for memlint.")
 @click.option("--enrich", "enrich_to", type=click.Path(dir_okay=False, path_type=Path),
               help="Write FILE's documents back here with memlint_score, memlint_level, "
                    "memlint_age_days and memlint_checked_at added.")
 @click.option("--fail-on", type=click.Choice(["stale", "expired"]), default=None,
               help="Exit 1 when a record is at this level or beyond (for CI).")
 @json_flag
-def lint(file: Path | None, project: Path | None, fmt: str, enrich_to: Path | None,
-         fail_on: str | None, as_json: bool, **values: Any) -> None:
+def lint(file: Path | None, project: Path | None, fmt: str, names: str,
+         enrich_to: Path | None, fail_on: str | None, as_json: bool, **values: Any) -> None:
     """Judge memories for staleness: the project's store (through the daemon), or FILE, a
     memory export, on its own. Prints id, content, category, age in days, score, level and
     action per memory, then a summary; exits 1 with --fail-on when something is that stale."""
     from . import lint as linting
 
+    if names != "lintaid" and not as_json:
+        fail("--names applies to --json (the table has memlint's columns already)")
     at = values.get("at")
     if file is None:
         if enrich_to is not None:
@@ -844,7 +868,8 @@ def lint(file: Path | None, project: Path | None, fmt: str, enrich_to: Path | No
             fail(str(err))
         noun = "facts"
     if as_json:
-        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        shown = linting.as_memlint(result) if names == "memlint" else result
+        click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
     else:
         for line in linting.table(result, noun):
             click.echo(line)
@@ -1037,19 +1062,12 @@ def recover(root: Path, as_json: bool) -> None:
 
 
 # -- integrations ----------------------------------------------------------------------------
-def _commands() -> Any:
-    """How agents must start the shims: this interpreter by absolute path, so no PATH or
-    virtual environment is needed; the hook without site start-up (``-I -S``) and by the
-    absolute path of its script; the MCP shim isolated from the environment and the working
-    folder (``-I``) as a module of the installed package (it keeps site start-up: it talks to
-    the daemon with pyzmq, and it starts once per agent session, not once per event)."""
-    import lintaid_client
+def _commands(*, install: bool = True) -> Any:
+    """How agents must start the shims (``integrations.hook_entries.commands``): the hook
+    through the launcher in lintaid's data folder, written when ``install``."""
+    from .integrations.hook_entries import commands
 
-    from .integrations.base import Commands
-
-    hook_script = Path(lintaid_client.__file__).resolve().parent / "hook.py"
-    return Commands(hook=(sys.executable, "-I", "-S", str(hook_script)),
-                    mcp=(sys.executable, "-I", "-m", "lintaid_client.mcp"))
+    return commands(install=install)
 
 
 class _ClientChoice(click.Choice[str]):
@@ -1117,7 +1135,7 @@ def uninstall(root: Path, client: str, user_scope: bool) -> None:
 
     agent = registry.get(client)
     try:
-        report = agent.uninstall(root, _scope(user_scope), _commands())  # type: ignore[arg-type]
+        report = agent.uninstall(root, _scope(user_scope), _commands(install=False))  # type: ignore[arg-type]
     except ConfigError as err:
         fail(str(err))
     except OSError as err:  # a read-only or foreign-owned configuration folder

@@ -138,6 +138,10 @@ class Daemon:
         self.viewer: Any = None  # lintaid.viewer.server.Viewer once `lintaid ui` asked
         self.team: TeamTier | None = None
         self._viewer_lock = threading.Lock()
+        # The agent clients' registrations, checked once after start (``_check_clients``):
+        # None until then, else the problems found (hooks pointing at something missing).
+        self.registrations: list[dict[str, Any]] | None = None
+        self._clients_checked: threading.Thread | None = None
 
     # -- life cycle ----------------------------------------------------------------------
     def request_shutdown(self) -> None:
@@ -213,6 +217,9 @@ class Daemon:
         self._backups = threading.Thread(target=self._backup_loop, name="lintaid-backup",
                                          daemon=True)
         self._backups.start()
+        self._clients_checked = threading.Thread(target=self._check_clients,
+                                                 name="lintaid-registrations", daemon=True)
+        self._clients_checked.start()
         if self.config.watch_workspace:
             self._start_workspace()
         else:  # memory derived against a workspace an earlier run read no longer is
@@ -279,6 +286,8 @@ class Daemon:
         self.writer.stop()
         self.server.close()
         self._backups.join(60)
+        if self._clients_checked is not None:
+            self._clients_checked.join(60)
         if self.store.changed_since_backup() or not rolling_backups(self.root):
             self._rolling_backup("stop")
         self.store.close()
@@ -303,6 +312,24 @@ class Daemon:
 
     def resume(self, session_id: str | None) -> dict[str, Any]:
         return self.pause_state.resume(session_id)
+
+    def _check_clients(self) -> None:
+        """Once, after start, off the request path: renew this interpreter's hook launcher
+        when one is installed, then check every agent client's registration without running
+        it; ``status`` reports what points at something missing."""
+        from .doctor import registrations
+        from .integrations.hook_entries import renew_launcher
+
+        try:
+            renew_launcher()
+            found = registrations(self.root)
+        except Exception as err:  # a status line, never a reason for the daemon to fail
+            log.error("registrations_check_failed", error=str(err), exc_info=err)
+            return
+        self.registrations = [{"name": c.name, "detail": c.detail, "fix": c.fix}
+                              for c in found]
+        if found:
+            log.warning("registrations_broken", problems=self.registrations)
 
     # -- backups ---------------------------------------------------------------------------
     def _backup_loop(self) -> None:
@@ -404,6 +431,7 @@ class Daemon:
             "search": {"mode": "lexical", "indexes": "per user", "users": users},
             "clients": {name: client.installed(self.root)
                         for name, client in registry.CLIENTS.items()},
+            "registrations": self.registrations,
             "pause": self.pause_state.to_dict(),
             "viewer": self.viewer.to_dict() if self.viewer is not None else None,
             "team": self.team.status() if self.team is not None and self.team.config else None,

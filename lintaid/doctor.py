@@ -23,6 +23,7 @@ from lintaid_client import spool as spool_files
 from . import __version__
 from .integrations import registry
 from .integrations.base import Check
+from .integrations.checks import without_running
 
 SPOOL_FULL: Final = 100  # events waiting: something keeps the daemon from draining
 SPOOL_STUCK_S: Final = 600.0  # an event this old was not drained
@@ -37,6 +38,19 @@ def run(root: Path) -> list[Check]:
     checks = [_daemon(root, status), _files(root), _socket(root, status), *_indexes(status),
               *_spool(root, status), _disk(root), *_watcher(status), *_pause(status),
               *_team(root, status)]
+    return checks + _clients(root)
+
+
+def registrations(root: Path) -> list[Check]:
+    """What is wrong with the agent clients' registrations, found without running a hook or
+    an MCP server (entries, programs, scripts, the launcher's lintaid): the daemon asks at
+    start, so ``lintaid status`` can say when hooks point at something missing."""
+    with without_running():
+        return [check for check in _clients(root) if not check.ok]
+
+
+def _clients(root: Path) -> list[Check]:
+    checks: list[Check] = []
     for name, client in registry.CLIENTS.items():
         try:
             checks.extend(client.doctor(root))

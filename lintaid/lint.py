@@ -2,13 +2,18 @@
 
 - ``load_config``: the decay settings, from ``.lint-ai/staleness.toml`` and the environment
   (the daemon reads them at start; the file audit on every run).
-- ``audit_file``: an export in memlint's input formats (``json``: ``id``, ``content``,
-  ``created_at``, ``source``, ``confirmation_count``, ``last_confirmed_at``, ``category``;
-  ``mem0``: ``id``, ``memory``, ``created_at``, ``updated_at`` as the last confirmation),
-  judged by the same rules as the store, against its own entries.
+- ``load_export``: a memory export in any format lintaid writes or memlint reads, told apart
+  by its content (``auto``): memlint's ``json`` (``id``, ``content``, ``created_at``,
+  ``source``, ``confirmation_count``, ``last_confirmed_at``, ``category``), ``mem0``
+  (``id``, ``memory``, ``created_at``, ``updated_at`` as the last confirmation; a list or
+  ``{"results": [...]}``) and lintaid's own JSON Lines (``jsonl``: its records, confirmed by
+  its confirmation rows; prompts, if exported, are not judged); ``audit`` judges it by the
+  same rules as the store, against its own entries.
 - ``enrich``: the export's documents with ``memlint_score``, ``memlint_level``,
   ``memlint_age_days`` and ``memlint_checked_at`` added (memlint's names, so queries written
-  for them keep working), written atomically.
+  for them keep working), written atomically in the shape they came in.
+- ``as_memlint``: a report under memlint's names (``fact_id``, ``staleness_score``,
+  ``staleness_level``, ``recommendation`` ...), for scripts written against memlint.
 - ``table``: the report as the CLI prints it, for the store and for an export alike.
 """
 
@@ -19,16 +24,17 @@ import math
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
 
 import tomlkit
 
-from lintaid_client import paths
+from lintaid_client import models, paths
 from lintaid_client.ops import parse_time
 
+from . import transfer
 from .files import write_atomic
 from .policy import staleness as policy
 from .policy.staleness import ConfigError, StalenessConfig
@@ -36,8 +42,9 @@ from .policy.staleness import ConfigError, StalenessConfig
 CONFIG_FILE: Final = "staleness.toml"
 ENV_RATES: Final = "LINTAID_STALENESS_RATES"
 ENV_INJECT_EXPIRED: Final = "LINTAID_INJECT_EXPIRED"
-FORMATS: Final = ("json", "mem0")
+FORMATS: Final = ("auto", "json", "mem0", "jsonl")
 CONTENT_WIDTH: Final = 50
+LIST, RESULTS, LINES = "list", "results", "lines"  # how an export's documents sat in it
 
 
 def config_path(root: Path) -> Path:
@@ -83,12 +90,15 @@ class ExportError(ValueError):
 
 @dataclass
 class Export:
-    """A memory export as read: its documents (as they were) and the facts judged."""
+    """A memory export as read: its documents (as they were), the facts judged (one per
+    document), and how the documents sat in the file (``shape``; ``lines``: every line of a
+    JSON Lines export, the documents among them)."""
 
     path: Path
     documents: list[dict[str, Any]]
     facts: list[policy.Fact]
-    wrapped: bool  # the documents sat under {"results": [...]} (mem0's get_all)
+    shape: str = LIST
+    lines: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _time(value: Any, where: str) -> float:
@@ -98,24 +108,78 @@ def _time(value: Any, where: str) -> float:
         raise ExportError(str(err)) from None
 
 
-def load_export(path: Path, fmt: str = "json", now: float | None = None) -> Export:
-    """Read an export in memlint's ``json`` or ``mem0`` format. An entry without
-    ``created_at`` is taken as stated ``now`` (it scores fresh), as memlint does."""
+def load_export(path: Path, fmt: str = "auto", now: float | None = None) -> Export:
+    """Read a memory export (``FORMATS``; ``auto`` tells them apart by their content). An
+    entry without ``created_at`` is taken as stated ``now`` (it scores fresh), as memlint
+    does."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
     now = time.time() if now is None else now
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise ExportError(f"{path}: {err.strerror or err}") from None
-    except (UnicodeDecodeError, ValueError) as err:
+    except UnicodeDecodeError as err:
+        raise ExportError(f"{path}: not JSON: {err}") from None
+    if fmt == "jsonl" or (fmt == "auto" and _lintaid_lines(text)):
+        return _load_lines(path, text, now)
+    try:
+        data = json.loads(text)
+    except ValueError as err:
         raise ExportError(f"{path}: not JSON: {err}") from None
     wrapped = isinstance(data, dict) and isinstance(data.get("results"), list)
     docs = data["results"] if wrapped else data
     if not isinstance(docs, list):
         raise ExportError(f"{path}: expected a JSON array of memories at the root"
-                          + (" (or mem0's {\"results\": [...]})" if fmt == "mem0" else "")
+                          + (" (or mem0's {\"results\": [...]})" if fmt != "json" else "")
                           + f", got {type(docs).__name__}")
+    if fmt == "auto":
+        fmt = "mem0" if wrapped or any(isinstance(d, dict) and "memory" in d
+                                       and "content" not in d for d in docs) else "json"
+    facts = _facts(path, docs, fmt, now)
+    return Export(path, docs, facts, RESULTS if wrapped else LIST)
+
+
+def _lintaid_lines(text: str) -> bool:
+    """Whether ``text`` starts with a lintaid export's header line."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        head = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(head, dict) and head.get("format") == transfer.FORMAT
+
+
+def _load_lines(path: Path, text: str, now: float) -> Export:
+    """lintaid's JSON Lines export: its records (not prompts), each confirmed as often as
+    its confirmation rows say."""
+    lines = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as err:
+            raise ExportError(f"{path}: line {number}: not JSON: {err}") from None
+        if not isinstance(value, dict):
+            raise ExportError(f"{path}: line {number}: must be a JSON object")
+        lines.append(value)
+    confirmed: dict[str, list[float]] = {}
+    for row in lines:
+        if row.get("type") == "confirmation" and isinstance(row.get("record_id"), str):
+            confirmed.setdefault(row["record_id"], []).append(
+                _time(row.get("at"), f"{path}: confirmation of {row['record_id']}: at"))
+    docs = [row for row in lines
+            if row.get("type") == "record" and row.get("kind") != models.PROMPT]
+    facts = []
+    for fact in _facts(path, docs, "json", now):
+        times = confirmed.get(fact.id, [])
+        facts.append(replace(fact, confirmation_count=fact.confirmation_count + len(times),
+                             last_confirmed_at=max(times) if times else None))
+    return Export(path, docs, facts, LINES, lines)
+
+
+def _facts(path: Path, docs: list[Any], fmt: str, now: float) -> list[policy.Fact]:
     text_key = "memory" if fmt == "mem0" else "content"
     confirmed_key = "updated_at" if fmt == "mem0" else "last_confirmed_at"
     facts: list[policy.Fact] = []
@@ -147,7 +211,7 @@ def load_export(path: Path, fmt: str = "json", now: float | None = None) -> Expo
             raise ExportError(f"{where}: {err}") from None
         facts.append(policy.Fact(fid, text, created, category,
                                  source if isinstance(source, str) else None, count, confirmed))
-    return Export(path, docs, facts, wrapped)
+    return facts
 
 
 def audit(export: Export, now: float | None = None,
@@ -188,9 +252,50 @@ def enrich(export: Export, result: Mapping[str, Any], out: Path) -> int:
         row = by_id[fact.id]
         docs.append({**doc, "memlint_score": row["score"], "memlint_level": row["level"],
                      "memlint_age_days": row["age_days"], "memlint_checked_at": checked})
-    data: Any = {"results": docs} if export.wrapped else docs
-    write_atomic(out.expanduser(), json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    if export.shape == LINES:  # the same lines, the judged records enriched
+        by_doc = {id(doc): new for doc, new in zip(export.documents, docs, strict=True)}
+        text = "".join(json.dumps(by_doc.get(id(line), line), ensure_ascii=False) + "\n"
+                       for line in export.lines)
+    else:
+        data: Any = {"results": docs} if export.shape == RESULTS else docs
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    write_atomic(out.expanduser(), text)
     return len(docs)
+
+
+# -- memlint's names -------------------------------------------------------------------------
+MEMLINT_CATEGORIES: Final = frozenset({"location", "employment", "project", "preference",
+                                       "relationship", "identity", "episodic", "system_fact",
+                                       "unknown"})
+"""memlint's categories; lintaid's ``permanent`` is reported as memlint's ``identity`` (the
+slowest it has), with lintaid's own word beside it."""
+
+
+def as_memlint(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A lint report under memlint's names, as ``memlint check --json`` prints its
+    ``DetectionReport``: ``checked_at`` (UTC, no zone), ``total_facts``, one count per level
+    and per result ``fact_id``, ``content``, ``category``, ``staleness_score``,
+    ``staleness_level``, ``age_days``, ``reason``, ``recommendation``, ``has_contradiction``
+    and ``contradicted_by``."""
+    counts = result["counts"]
+    rows = []
+    for r in result["results"]:
+        row = {"fact_id": r["id"], "content": r["content"],
+               "category": r["category"] if r["category"] in MEMLINT_CATEGORIES
+               else "identity",
+               "staleness_score": r["score"], "staleness_level": r["level"],
+               "age_days": r["age_days"], "reason": r["reason"],
+               "recommendation": r["action"],
+               "has_contradiction": r.get("contradicted_by") is not None,
+               "contradicted_by": r.get("contradicted_by")}
+        if row["category"] != r["category"]:
+            row["lintaid_category"] = r["category"]
+        rows.append(row)
+    checked = datetime.fromtimestamp(result["checked_at"], tz=timezone.utc)
+    return {"checked_at": checked.replace(tzinfo=None).isoformat(),
+            "total_facts": result["total"], "fresh_count": counts["fresh"],
+            "aging_count": counts["aging"], "stale_count": counts["stale"],
+            "expired_count": counts["expired"], "results": rows}
 
 
 # -- printing --------------------------------------------------------------------------------

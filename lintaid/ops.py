@@ -298,9 +298,10 @@ def op_decide(s: Services, args: Args) -> Future[Args]:
     item, decision, user, actor, writes = (args["id"], args["decision"], _user(args),
                                            _actor(args), s.writes)
     reason = redact(args["reason"]) if args["reason"] else None
+    documents = s.reader.workspace  # decision documents, when the daemon reads them
 
     def job() -> Args:
-        return review.decide(writes, item, decision, user, actor, reason)
+        return review.decide(writes, item, decision, user, actor, reason, documents)
 
     return s.submit(job)
 
@@ -313,7 +314,8 @@ def op_audit(s: Services, args: Args) -> Args:
 
 def op_export(s: Services, args: Args) -> Args:
     return s.reader.export_page(args["user_id"], args["after"], args["limit"],
-                                args["include_history"])
+                                args["include_history"], args["include_prompts"],
+                                args["include_paths"])
 
 
 _REDACTED_TEXT = ("content", "before_content", "after_content", "reason")

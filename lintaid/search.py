@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -60,6 +61,8 @@ class WorkspaceReads(Protocol):
     def retired_since(self, since: float, limit: int) -> list[dict[str, Any]]: ...
 
     def conflicts(self, limit: int) -> list[dict[str, Any]]: ...
+
+    def claims_by_id(self, claim_ids: Collection[str]) -> list[dict[str, Any]]: ...
 
 
 class WaitVisible(Protocol):
@@ -155,6 +158,12 @@ class Reader:
         # Project files were captured by no agent client, and a kind names memory records:
         # with either filter they are left out.
         files = req.kind in (None, models.ALL_KINDS) and req.client is None
+        timed = req.as_of is not None or req.valid_at is not None
+        if timed and req.store == "workspace":
+            raise protocol.BadRequest("as_of and valid_at cover memory only (project files "
+                                      "are searched as they are now): search the memory "
+                                      "store", arg="store")
+        files = files and not timed  # project files hold no past versions
         if req.store in ("workspace", "all") and files and self.workspace is not None:
             rows, ws_hidden = self.workspace.search_hits(text, req.top_k, history=history)
             hits.extend(_workspace_hit(row) for row in rows)
@@ -188,8 +197,14 @@ class Reader:
         rows = self.memory.conflicts(user_id, limit)
         if self.workspace is not None:
             rows += self.workspace.conflicts(limit)
-        return [models.Conflict(_statement(r, "a", _store(r)), _statement(r, "b", _store(r)))
-                for r in rows[:limit]]
+        found = [models.Conflict(_statement(r, "a", _store(r)), _statement(r, "b", _store(r)))
+                 for r in rows]
+        if self.workspace is not None:  # a memory against a document: memory's chains
+            found += [models.Conflict(i.newer, i.older)
+                      for i in review.document_conflicts(self.memory.reviews, user_id,
+                                                         self.workspace)]
+        found.sort(key=lambda c: -max(c.a.created_at or 0.0, c.b.created_at or 0.0))
+        return found[:limit]
 
     def chains(self, record_id: str, user_id: str | None,
                window: int = 25) -> list[models.Chain]:
@@ -246,21 +261,23 @@ class Reader:
         return {"results": events, "next": int(events[-1]["id"]) if more else None}
 
     def export_page(self, user_id: str | None, after: str | None, limit: int,
-                    include_history: bool) -> dict[str, Any]:
+                    include_history: bool, include_prompts: bool = False,
+                    include_paths: bool = False) -> dict[str, Any]:
         """One page of the user's export (``transfer``'s rows): ``{"rows", "next"}``, where
-        ``next`` is the ``after`` of the following page, None after the last."""
+        ``next`` is the ``after`` of the following page, None after the last. Prompts and
+        local paths are left out unless asked for."""
         section, start = _cursor(after)
         user = normalize_user(user_id)
         section, rows, more = self.memory.export_page(user, section, start, limit,
-                                                      include_history)
+                                                      include_history, include_prompts)
         out: list[dict[str, Any]] = []
         if section == "records":
             hits = self.hydrate([r["id"] for r in rows])
             for row in rows:
                 hit = hits[row["id"]]
-                out.append(transfer.record_row(row, hit.status,
-                                               [c.to_dict() for c in hit.claims],
-                                               [r.to_dict() for r in hit.relations]))
+                item = transfer.record_row(row, hit.status, [c.to_dict() for c in hit.claims],
+                                           [r.to_dict() for r in hit.relations])
+                out.append(item if include_paths else transfer.without_local_paths(item))
         else:
             for row in rows:
                 n = row.pop("n")
@@ -273,7 +290,7 @@ class Reader:
 
     def review_queue(self, user_id: str | None, limit: int) -> list[models.ReviewItem]:
         """Inferred supersessions and conflicts waiting for a person, newest first."""
-        return review.queue(self.memory.reviews, user_id, limit)
+        return review.queue(self.memory.reviews, user_id, limit, self.workspace)
 
     # -- the project's state ---------------------------------------------------------------
     def project_state(self, req: StateRequest) -> models.ProjectState:
@@ -286,8 +303,12 @@ class Reader:
         retired = mem.retired_since(user, req.since, req.changes) if req.since is not None \
             else []
         if ws is not None:
+            # A document's statement a person accepted a memory over is not offered as
+            # current beside it (the file still says it; lintaid never edits files).
+            overruled = mem.reviews.overruled_documents()
             out.decisions += [_statement(r, "c", models.WORKSPACE)
-                              for r in ws.current_claims(req.decisions)]
+                              for r in ws.current_claims(req.decisions)
+                              if (r["c_record_id"], r["c_value"]) not in overruled]
             out.decisions.sort(key=lambda s: -(s.created_at or 0.0))
             if req.since is not None:
                 retired += ws.retired_since(req.since, req.changes)
@@ -486,6 +507,8 @@ class Reader:
             offset += req.top_k
             if len(out) >= req.top_k or offset >= _count(found):
                 break
+        if req.as_of is not None:
+            self._text_then({h.id: h for h in out}, req.as_of)
         out.sort(key=lambda h: _tie_order(h.id, h.score, False, {h.id: h}))
         return out, dropped
 
@@ -523,7 +546,8 @@ class Reader:
             by_user.setdefault(str(found["user_id"]), []).append(rid)
         waiting: dict[str, list[str]] = {}  # review items pending on each record
         for user, user_ids in by_user.items():
-            waiting.update(review.pending_by_record(store.reviews, user, user_ids))
+            waiting.update(review.pending_by_record(store.reviews, user, user_ids,
+                                                    self.workspace))
         out: dict[str, Hit] = {}
         for rid in ids:
             row = rows.get(rid)
@@ -577,7 +601,18 @@ class Reader:
                 staleness=staleness.get(rid),
                 reviews=waiting.get(rid, []),
             )
+        if as_of is not None:
+            self._text_then(out, as_of)
         return out
+
+    def _text_then(self, hits: dict[str, Hit], at: float) -> None:
+        """Hits as of ``at`` show their records' text as it was then (the audit log keeps
+        every edit's text before): a record edited since gets its earlier text, when it was
+        written, and no claims (those were derived from the text it has now)."""
+        for rid, (text, written) in self.memory.texts_at(list(hits), at).items():
+            hit = hits[rid]
+            hit.content, hit.claims = text, []
+            hit.updated_at = written if written is not None else hit.created_at
 
     def _created_after(self, record_id: str | None, when: float) -> bool:
         if not record_id:

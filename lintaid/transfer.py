@@ -11,19 +11,28 @@ forgotten record is never exported, nor its text in the audit log; its tombstone
 ``mem0``: mem0's ``get_all`` export, ``{"results": [{"id", "memory", "hash", "metadata",
 "created_at", "updated_at", "user_id", ...}]}`` (a bare list, ``{"memories": [...]}`` and one
 memory a line are read too). Written by ``export --format mem0`` with a ``lintaid`` key per
-memory (kind, status, source, valid and expiry times) and, with history, a ``history`` list
-in mem0's history shape.
+memory (kind, status, source, client, session, turn, branch and revision, valid and expiry
+times) and, with history, a ``history`` list in mem0's history shape.
 
-An imported record keeps its id (lintaid's export) or gets one from its content and mem0's id
-(mem0's), so importing the same file twice adds nothing. Rows are checked here, before
-anything is sent, and again by the daemon: a bad row is named by its line (or entry) and
-nothing is imported.
+``memlint``: memlint's input, a top-level array of ``{"id", "content", "created_at",
+"last_confirmed_at", "confirmation_count", "source", "category", "metadata"}`` (written by
+``export --format memlint``, with the same ``lintaid`` key inside ``metadata``; read as a
+mem0 list whose text is ``content``).
+
+An imported record keeps its id when a lintaid export gave it one (any of the three formats:
+the ``lintaid`` key says a memory came from lintaid), else gets one from its content and
+mem0's id; and a text already held from the same source and session is not added again
+under another id. So re-importing any lintaid export, into the store it came from or into
+another, adds nothing already there. Exports leave out stored prompts and local paths
+(working folders, transcript paths, affected paths outside the working folder) unless asked
+for (``without_local_paths``). Rows are checked here, before anything is sent, and again by
+the daemon: a bad row is named by its line (or entry) and nothing is imported.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
@@ -31,13 +40,14 @@ from typing import Any, Final
 from lintaid_client import models
 from lintaid_client.ops import MAX_CONTENT_BYTES, MAX_ID_BYTES, parse_time
 
-from .capture.record import NewRecord, normalize_user
+from .capture.record import NewRecord, content_fingerprint, normalize_user, with_paths
 from .files import write_atomic
 
 FORMAT: Final = "lintaid-export"
 VERSION: Final = 1
-FORMATS: Final = ("jsonl", "mem0")
-READ_FORMATS: Final = ("auto", *FORMATS)
+FORMATS: Final = ("jsonl", "mem0", "memlint")
+EXPORT_FORMATS: Final = FORMATS
+READ_FORMATS: Final = ("auto", "jsonl", "mem0")  # a memlint list reads as mem0's
 ROW_TYPES: Final = ("record", "link", "review", "confirmation", "tombstone", "audit")
 MEM0_SOURCE: Final = "mem0://"
 RELATION_KINDS: Final = ("supersedes", "conflicts_with")
@@ -102,10 +112,60 @@ def record_row(row: Mapping[str, Any], status: str, claims: list[dict[str, Any]]
     return out
 
 
+def without_local_paths(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A record row without what only names this machine: its working folder, metadata
+    values that are absolute paths (a transcript's), and affected paths outside the working
+    folder (those inside become relative to it, in ``paths`` and in the text's line)."""
+    cwd = row.get("cwd")
+    kept = [p for p in (_relative(p, cwd) for p in row.get("paths") or []) if p]
+    out = {**row, "cwd": None, "paths": kept,
+           "metadata": {k: v for k, v in (row.get("metadata") or {}).items()
+                        if not _local_path(v)}}
+    if kept != list(row.get("paths") or []):
+        out["content"] = with_paths(str(row["content"]), kept)
+        out["content_hash"] = content_fingerprint(out["content"])
+    return out
+
+
+def _local_path(value: Any) -> bool:
+    return isinstance(value, str) and (value.startswith(("/", "~/", "\\\\"))
+                                       or (len(value) > 2 and value[1:3] in (":\\", ":/")))
+
+
+def _relative(path: str, cwd: str | None) -> str | None:
+    if not _local_path(path):
+        return path
+    if cwd and _local_path(cwd):
+        base = cwd.rstrip("/") + "/"
+        if path.startswith(base):
+            return path[len(base):] or None
+    return None
+
+
 def _iso(epoch: float | None) -> str | None:
     if epoch is None:
         return None
     return datetime.fromtimestamp(epoch, tz=timezone.utc).isoformat()
+
+
+_PROVENANCE: Final = ("kind", "status", "source", "client", "session_id", "event", "doc_type",
+                      "turn_id", "request_hash", "branch", "revision", "cwd", "paths", "tools",
+                      "file_hashes", "created_at", "valid_at", "expires_at")
+
+
+def _provenance(row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a mem0 or memlint entry carries of lintaid's under its ``lintaid`` key, so an
+    import knows it for lintaid's own (and keeps its id)."""
+    return {k: row.get(k) for k in _PROVENANCE if row.get(k) not in (None, [], {})}
+
+
+def _confirmations(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[float]]:
+    """Each record's confirmation times, from the confirmation rows."""
+    out: dict[str, list[float]] = {}
+    for row in rows:
+        if row["type"] == "confirmation":
+            out.setdefault(row["record_id"], []).append(float(row["at"]))
+    return out
 
 
 def to_mem0(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -113,6 +173,8 @@ def to_mem0(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     the rows hold the audit log."""
     history: dict[str, list[dict[str, Any]]] = {}
     records = []
+    rows = list(rows)
+    confirmed = _confirmations(rows)
     for row in rows:
         if row["type"] == "record":
             records.append(row)
@@ -124,14 +186,33 @@ def to_mem0(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             "id": r["id"], "memory": r["content"], "hash": r["content_hash"],
             "metadata": r["metadata"] or None, "created_at": _iso(r["created_at"]),
             "updated_at": _iso(r["updated_at"]), "user_id": r["user_id"],
-            "lintaid": {"kind": r["kind"], "status": r["status"], "source": r["source"],
-                        "client": r["client"], "session_id": r["session_id"],
-                        "created_at": r["created_at"], "valid_at": r["valid_at"],
-                        "expires_at": r["expires_at"]}}
+            "confirmation_count": len(confirmed.get(r["id"], [])),
+            "lintaid": _provenance(r)}
         if r["id"] in history:
             item["history"] = history[r["id"]]
         results.append(item)
     return {"results": results}
+
+
+def to_memlint(rows: Iterable[Mapping[str, Any]],
+               category: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
+    """Export rows as memlint's input: one entry per record, its confirmations counted from
+    the confirmation rows. ``category(text)``, when given, names each entry's category."""
+    rows = list(rows)
+    records = [row for row in rows if row["type"] == "record"]
+    confirmed = _confirmations(rows)
+    out = []
+    for r in records:
+        times = confirmed.get(r["id"], [])
+        entry: dict[str, Any] = {
+            "id": r["id"], "content": r["content"], "created_at": _iso(r["created_at"]),
+            "last_confirmed_at": _iso(max(times)) if times else None,
+            "confirmation_count": len(times), "source": "user",
+            "metadata": {**(r["metadata"] or {}), "lintaid": _provenance(r)}}
+        if category is not None:
+            entry["category"] = category(r["content"])
+        out.append(entry)
+    return out
 
 
 def write_private(path: Path, text: str) -> None:
@@ -225,20 +306,30 @@ def _mem0_list(data: Any, name: str) -> list[Any]:
 
 
 def from_mem0(entry: Any, where: str) -> dict[str, Any]:
-    """A mem0 memory as a record row: its text, metadata and times; its id from its
-    content and mem0's id (so it imports once)."""
+    """A mem0 memory (or a memlint entry) as a record row: its text, metadata and times. One
+    that lintaid exported (its ``lintaid`` key) keeps its id and provenance; any other gets
+    an id from its content and mem0's id (so it imports once)."""
     if not isinstance(entry, dict):
         raise TransferError(f"{where}: a memory must be an object")
-    text = entry.get("memory", entry.get("text"))
+    text = next((entry[k] for k in ("memory", "text", "content")
+                 if isinstance(entry.get(k), str)), None)
     if not isinstance(text, str) or not text.strip():
         raise TransferError(f"{where}: missing 'memory' (the text)")
     theirs = entry.get("id")
-    ours: dict[str, Any] = entry["lintaid"] if isinstance(entry.get("lintaid"), dict) else {}
-    metadata: dict[str, Any] = (entry["metadata"] if isinstance(entry.get("metadata"), dict)
+    metadata: dict[str, Any] = (dict(entry["metadata"]) if isinstance(entry.get("metadata"), dict)
                                 else {})
+    ours = entry.get("lintaid", metadata.pop("lintaid", None))
+    ours = ours if isinstance(ours, dict) else {}
+    created = ours.get("created_at", entry.get("created_at"))
+    if ours and isinstance(theirs, str):  # lintaid's own memory: its id and provenance
+        return {**{k: ours.get(k) for k in _PROVENANCE if k not in ("status",)},
+                "type": "record", "id": theirs, "content": text,
+                "kind": ours.get("kind") or models.NOTE,
+                "source": ours.get("source") or f"{MEM0_SOURCE}{theirs}",
+                "metadata": metadata, "created_at": created,
+                "expires_at": ours.get("expires_at", entry.get("expiration_date"))}
     mem0 = {k: entry[k] for k in ("id", "hash", "user_id", "agent_id", "run_id", "actor_id",
                                   "role", "categories") if entry.get(k) is not None}
-    created = ours.get("created_at", entry.get("created_at"))
     return {"type": "record", "id": None, "content": text,
             "kind": ours.get("kind") or models.NOTE,
             "source": f"{MEM0_SOURCE}{theirs}" if theirs is not None else f"{MEM0_SOURCE}-",
@@ -368,6 +459,6 @@ def new_record(row: Mapping[str, Any], user_id: str) -> NewRecord:
         request_hash=row.get("request_hash"))
 
 
-__all__ = ["FORMAT", "FORMATS", "READ_FORMATS", "ROW_TYPES", "TransferError", "VERSION",
-           "check", "from_mem0", "header", "history_event", "new_record", "read",
-           "record_row", "to_mem0", "write_private"]
+__all__ = ["EXPORT_FORMATS", "FORMAT", "FORMATS", "READ_FORMATS", "ROW_TYPES", "TransferError",
+           "VERSION", "check", "from_mem0", "header", "history_event", "new_record", "read",
+           "record_row", "to_mem0", "to_memlint", "without_local_paths", "write_private"]

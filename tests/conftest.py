@@ -383,6 +383,23 @@ def runtime_dir() -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def data_dir() -> Iterator[Path]:
+    """A private ``XDG_DATA_HOME`` for this test session (inherited by subprocesses): hook
+    launchers that installs write go there, never into the developer's data folder."""
+    folder = Path(tempfile.mkdtemp(prefix="lintaid-data-"))
+    before = os.environ.get("XDG_DATA_HOME")
+    os.environ["XDG_DATA_HOME"] = str(folder)
+    try:
+        yield folder
+    finally:
+        if before is None:
+            os.environ.pop("XDG_DATA_HOME", None)
+        else:
+            os.environ["XDG_DATA_HOME"] = before
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def listening_sockets(folder: Path) -> list[str]:
     """The socket files in ``folder`` that something still accepts connections on."""
     found = []

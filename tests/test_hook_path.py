@@ -17,7 +17,8 @@ from lintaid.cli import _commands
 from lintaid_client import spool
 from tests.conftest import Served, wait_for
 
-ALLOWED_CLIENT_MODULES = {"lintaid_client", "lintaid_client.locate", "lintaid_client.zmtp"}
+ALLOWED_CLIENT_MODULES = {"lintaid_client", "lintaid_client.hook", "lintaid_client.locate",
+                          "lintaid_client.zmtp"}
 
 
 def registered(event: str) -> str:

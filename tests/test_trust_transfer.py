@@ -125,8 +125,9 @@ def test_an_export_imported_into_an_empty_project_answers_the_same(
         source: tuple[Served, dict[str, str]], tmp_path: Path,
         serve: Callable[..., Served]) -> None:
     served, ids = source
-    dump = tmp_path / "export.jsonl"
-    out = served.cli("export", "--include-history", "--output", str(dump))
+    dump = tmp_path / "export.jsonl"  # everything, to move the project's memory whole
+    out = served.cli("export", "--include-history", "--include-prompts", "--include-paths",
+                     "--output", str(dump))
     assert out.exit_code == 0, out.stderr
     assert dump.stat().st_mode & 0o777 == 0o600
     lines = [json.loads(line) for line in dump.read_text().splitlines()]

@@ -34,6 +34,14 @@ CHROMIUM = os.environ.get("LINTAID_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 WAIT_MS = 20_000  # a bound on a condition, not a claim about speed
+VIEWPORT = {"width": 1280, "height": 900}
+# Every element of a status card that reaches past the card's right edge (none should).
+OVERFLOWING = """() => [...document.querySelectorAll('.panel')].flatMap(card => {
+  const edge = card.getBoundingClientRect().right + 0.5;
+  return [...card.querySelectorAll('*')]
+    .filter(e => e.getBoundingClientRect().right > edge)
+    .map(e => card.id + ': ' + e.tagName.toLowerCase() + ' ' + e.textContent.slice(0, 60));
+}).concat(document.documentElement.scrollWidth > window.innerWidth ? ['the page'] : [])"""
 
 
 @pytest.fixture
@@ -87,7 +95,7 @@ def test_a_person_reads_and_changes_memory_in_the_browser(browser: Any, scene: v
     url = json.loads(run_cli(root, "ui", "--no-open", "--json", env=env).stdout)["url"]
     shots = tmp_path / "screenshots"
     shots.mkdir()
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page = browser.new_page(viewport=VIEWPORT)
 
     def shot(name: str) -> Path:
         path = shots / f"{name}.png"
@@ -103,6 +111,11 @@ def test_a_person_reads_and_changes_memory_in_the_browser(browser: Any, scene: v
     vs.add(scene, "Deploys go through Argo CD since the June migration.")
     expect(page.locator("#timeline")).to_contain_text("Deploys go through Argo CD")
     assert page.evaluate("window.stayed") is True  # updated in place, not reloaded
+    # A captured turn is titled by its request, with what was decided beside it.
+    row = page.locator(f".row[data-id='{capture}']")
+    expect(row.locator("a.rec")).to_have_text(vs.SWITCH_REQUEST)
+    expect(row.locator(".decided")).to_have_text(
+        "The gateway uses httpx instead of requests for HTTP calls.")
     shot("timeline")
 
     # Search: the CLI's ranking, the words marked; history brings the retired note back.
@@ -147,10 +160,16 @@ def test_a_person_reads_and_changes_memory_in_the_browser(browser: Any, scene: v
     expect(page.locator(".conflict")).to_contain_text("Dan owns the payments service.")
     expect(page.locator(".conflict")).to_contain_text("Eve owns the payments service.")
     shot("conflicts")
+    # The status page at 1280x900, with an agent client installed (its long paths listed):
+    # every card keeps its content inside it.
+    run_cli(root, "install", "claude-code", env=env)
     page.click("nav >> text=Status")
     expect(page.locator("#stores")).to_contain_text("records")
     expect(page.locator("#watcher")).to_contain_text("files")
+    expect(page.locator("#clients")).to_contain_text(str(root / ".claude" / "settings.json"))
+    assert page.evaluate(OVERFLOWING) == []
     shot("status")
+    run_cli(root, "uninstall", "claude-code", env=env)
 
     # Forget one record from its page: gone from the timeline, and from the CLI's view.
     page.goto(url + f"record/{scene.retry_note}")
@@ -241,8 +260,7 @@ def test_a_person_reads_and_changes_memory_in_the_browser(browser: Any, scene: v
     shot("audit")
 
     # With JavaScript off, every page still reads.
-    context = browser.new_context(java_script_enabled=False, viewport={"width": 1200,
-                                                                         "height": 900})
+    context = browser.new_context(java_script_enabled=False, viewport=VIEWPORT)
     page = context.new_page()
     page.goto(url)
     expect(page.locator("#timeline")).to_contain_text("Deploys go through Argo CD")

@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 TYPE_CHECKING = False  # mypy reads the block below; at run time it never executes
 if TYPE_CHECKING:
     from .memory import Memory
-    from .models import Hit, SearchResult
+    from .models import Hit, SearchResult, json_default
     from .protocol import (
         BadRequest,
         DaemonTimeout,
@@ -38,6 +38,7 @@ __all__ = [
     "SearchResult",
     "Unavailable",
     "UnknownOp",
+    "json_default",
 ]
 
 
@@ -46,7 +47,7 @@ def __getattr__(name: str) -> object:
         from .memory import Memory
 
         return Memory
-    if name in ("Hit", "SearchResult"):
+    if name in ("Hit", "SearchResult", "json_default"):
         from . import models
 
         return getattr(models, name)

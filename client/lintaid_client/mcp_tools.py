@@ -140,6 +140,8 @@ class ReviewLine:
     older_value: str
     older_statement: str
     same_record: bool  # both in one memory: accepting cannot link it to itself
+    newer_location: str = ""  # a memory's id, or a decision document's path:line
+    older_location: str = ""
 
 
 @dataclass
@@ -155,6 +157,7 @@ class Decided:
     status: str  # accepted | rejected
     newer_id: str
     older_id: str
+    document: str | None = None  # accepted over a decision document: the file still differs
 
 
 @dataclass
@@ -238,12 +241,14 @@ def _review(raw: Any, args: dict[str, Any], root: Path) -> ReviewLines:
         predicate=i.predicate, newer_id=i.newer.record_id, newer_value=i.newer.value,
         newer_statement=one_line(i.newer.evidence), older_id=i.older.record_id,
         older_value=i.older.value, older_statement=one_line(i.older.evidence),
-        same_record=i.same_record) for i in items], count=len(items))
+        same_record=i.same_record, newer_location=i.newer.location(),
+        older_location=i.older.location()) for i in items], count=len(items))
 
 
 def _decide(raw: Any, args: dict[str, Any], root: Path) -> Decided:
     return Decided(id=raw["id"], event=raw["event"], status=raw["status"],
-                   newer_id=raw["newer_id"], older_id=raw["older_id"])
+                   newer_id=raw["newer_id"], older_id=raw["older_id"],
+                   document=raw.get("document"))
 
 
 def _status(raw: Any, args: dict[str, Any], root: Path) -> Status:

@@ -4,7 +4,8 @@ carries them as plain maps (``to_dict``); the CLI, the MCP shim, the Python clie
 injected text read them back (``from_dict``).
 
 A ``Hit`` is also a read-only mapping (``hit["content"]``, ``hit.get("status")``), so code
-written against mem0-shaped dicts keeps working; ``hit["memory"]`` is the content.
+written against mem0-shaped dicts keeps working; ``hit["memory"]`` is the content. So is a
+``SearchResult``; ``json_default`` lets ``json.dumps`` write either.
 
 Standard library only.
 """
@@ -419,20 +420,50 @@ class ProjectState:
 
 
 @dataclass
-class SearchResult(_Model):
-    """Hits best first; ``hidden`` counts matches the policy kept out (superseded, expired)."""
+class SearchResult(_Model, Mapping[str, Any]):
+    """Hits best first; ``hidden`` counts matches the policy kept out (superseded, expired).
+
+    A read-only mapping too, as mem0-shaped callers use a search's answer:
+    ``result["results"]``, ``result.get("hidden")``, ``result.keys()``, ``dict(result)``
+    (the hits stay ``Hit`` objects, themselves mappings). ``to_dict()`` is the plain JSON
+    value; ``json.dumps(result, default=json_default)`` writes it directly.
+    """
 
     results: list[Hit]
     hidden: int = 0
     history: bool = False
 
     def __getitem__(self, key: str) -> Any:
-        """``result["results"]``, as mem0-shaped callers write it."""
-        if key in ("results", "hidden", "history"):
+        if key in _RESULT_FIELDS:
             return getattr(self, key)
         raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_RESULT_FIELDS)
+
+    def __len__(self) -> int:
+        return len(_RESULT_FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SearchResult):
+            return self.to_dict() == other.to_dict()
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SearchResult:
         return cls(results=[Hit.from_dict(h) for h in data.get("results") or []],
                    hidden=int(data.get("hidden") or 0), history=bool(data.get("history")))
+
+
+_RESULT_FIELDS: Final = tuple(f.name for f in dataclasses.fields(SearchResult))
+
+
+def json_default(value: Any) -> Any:
+    """The ``default`` hook for ``json.dumps``: a lintaid model (a ``SearchResult``, a
+    ``Hit`` ...) as its plain value (``to_dict()``); anything else is refused as
+    ``json`` refuses it."""
+    if isinstance(value, _Model):
+        return value.to_dict()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")

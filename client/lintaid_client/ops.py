@@ -280,6 +280,10 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("limit", INT, "rows per page", default=500, lo=1, hi=MAX_BATCH, cli=None),
         Arg("include_history", BOOL, "also the audit log (content of forgotten memories "
             "left out)", default=False),
+        Arg("include_prompts", BOOL, "also the stored prompts (left out by default)",
+            default=False),
+        Arg("include_paths", BOOL, "also local paths: working folders, transcript paths, "
+            "paths outside the project (left out by default)", default=False),
         USER,
     )),
     Op("import", WRITE, "Import rows of an export (lintaid's, read by `lintaid import`): "

@@ -136,6 +136,35 @@ def turn_record(*, client: str, session_id: str | None, event: str, turn_id: str
     )
 
 
+def sections(content: str) -> dict[str, str]:
+    """A turn's text by label (``Request``, ``Result``, ``Affected paths``, ``Tools used``,
+    ``Compact summary``): what follows each label up to the next, a result's lines kept."""
+    labels = (REQUEST, RESULT, SUMMARY, PATHS, TOOLS)
+    out: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in content.split("\n"):
+        label = next((name for name in labels if line.startswith(f"{name}: ")), None)
+        if label is not None and label not in out:
+            current = out[label] = [line[len(label) + 2:]]
+        elif current is not None:
+            current.append(line)
+    return {label: "\n".join(lines).strip() for label, lines in out.items()}
+
+
+def with_paths(content: str, paths: list[str]) -> str:
+    """A turn's text with its ``Affected paths`` line naming ``paths`` instead (the line
+    left out when there are none); other text as it was."""
+    lines = content.split("\n")
+    label = f"{PATHS}: "
+    out = [line for line in lines if not line.startswith(label)]
+    if len(out) == len(lines):
+        return content
+    at = next(i for i, line in enumerate(lines) if line.startswith(label))
+    if paths:
+        out.insert(at, label + cap_bytes(", ".join(paths), MAX_FIELD_BYTES))
+    return "\n".join(out)
+
+
 def checkpoint_record(*, client: str, session_id: str | None, event: str, summary: str,
                       cwd: str | None, branch: str | None, revision: str | None,
                       metadata: dict[str, Any],

@@ -6,16 +6,21 @@ the daemon answers (one real round trip; an empty event captures nothing) and wi
 on stdin otherwise (the shim then answers ``{}`` without touching the project, so a probe
 never spools an event). The MCP server is started and asked ``initialize``. Neither ever
 starts a daemon (``LINTAID_NO_AUTOSTART=1``).
+
+``without_running()`` leaves the running out: what remains (entries there, programs, scripts
+and the launcher's lintaid found) is what the daemon checks at start for ``lintaid status``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -23,9 +28,10 @@ from typing import Any, Final
 from lintaid_client import connection
 
 from .base import Check, Scope
-from .hook_entries import HOOK_SCRIPT_NAMES, Owns
+from .hook_entries import HOOK_SCRIPT_NAMES, Owns, launcher_problem
 
 RUN_TIMEOUT_S: Final = 20.0
+_RUN: ContextVar[bool] = ContextVar("lintaid_doctor_runs", default=True)
 MCP_INITIALIZE: Final = json.dumps({
     "jsonrpc": "2.0", "id": 1, "method": "initialize",
     "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -104,7 +110,18 @@ def _missing_program(words: Sequence[str]) -> str | None:
         if os.path.basename(word) in HOOK_SCRIPT_NAMES and os.sep in word \
                 and not os.path.isfile(word):
             return f"its script {word} does not exist"
-    return None
+    return launcher_problem(words)
+
+
+@contextlib.contextmanager
+def without_running() -> Iterator[None]:
+    """Within this block (this thread), every client's ``doctor`` checks its registrations
+    without running a hook or an MCP server: entries, programs, scripts, launchers only."""
+    token = _RUN.set(False)
+    try:
+        yield
+    finally:
+        _RUN.reset(token)
 
 
 def _on_path(program: str) -> bool:
@@ -137,13 +154,20 @@ def probe_hook(words: Sequence[str], root: Path, *, daemon_up: bool) -> str | No
     return None if isinstance(answer, dict) else f"it printed {out[:80]!r}, not an object"
 
 
-def probe_mcp(entry: Mapping[str, Any], root: Path) -> str | None:
-    """Start the MCP server as the client would and ask ``initialize``; None when it answers."""
+def _mcp_words(entry: Mapping[str, Any]) -> list[str]:
+    """The MCP entry's command line; empty when it has none."""
     command = entry.get("command")
     args = entry.get("args") or []
     if not isinstance(command, str) or not isinstance(args, list):
+        return []
+    return [command, *map(str, args)]
+
+
+def probe_mcp(entry: Mapping[str, Any], root: Path) -> str | None:
+    """Start the MCP server as the client would and ask ``initialize``; None when it answers."""
+    words = _mcp_words(entry)
+    if not words:
         return "its entry has no command"
-    words = [command, *map(str, args)]
     missing = _missing_program(words)
     if missing:
         return missing
@@ -190,6 +214,8 @@ def registration_checks(reg: Registration, root: Path, *,
     elif problems:
         checks.append(Check(name, False, f"{reg.hooks_path}: " + "; ".join(problems),
                             f"{reg.reinstall} (registers this interpreter, {sys.executable})"))
+    elif not _RUN.get():
+        checks.append(Check(name, True, f"{len(reg.hooks)} in {reg.hooks_path}; not run"))
     else:
         up = daemon_answers(root) if daemon_up is None else daemon_up
         event, words = next(iter(reg.hooks.items()))
@@ -209,6 +235,11 @@ def registration_checks(reg: Registration, root: Path, *,
             checks.append(Check(mcp_name, False, f"not registered in {reg.mcp_path}, so "
                                 f"{reg.title} cannot search memory on its own",
                                 reg.reinstall))
+        elif not _RUN.get():
+            failure = _missing_program(_mcp_words(reg.mcp))
+            checks.append(Check(mcp_name, failure is None,
+                                f"{reg.mcp_path}: {failure or 'registered; not run'}",
+                                reg.reinstall if failure else ""))
         else:
             failure = probe_mcp(reg.mcp, root)
             checks.append(Check(mcp_name, failure is None,
@@ -225,7 +256,7 @@ def run_all(registrations: Sequence[Registration], root: Path) -> list[Check]:
     """Every registration's checks; whether the daemon answers is asked once."""
     if not registrations:
         return []
-    up = daemon_answers(root)
+    up = daemon_answers(root) if _RUN.get() else False
     return [check for reg in registrations
             for check in registration_checks(reg, root, daemon_up=up)]
 

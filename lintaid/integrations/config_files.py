@@ -5,8 +5,12 @@ line), backs a file up before changing it, writes atomically, and keeps the file
 Uninstall gives the developer their file back byte for byte when nothing else changed: the
 backup holds the file as it was before lintaid first changed it, and when the file minus
 lintaid's entries holds the same data as that backup, the backup's bytes are put back. A file
-lintaid created is removed once it holds nothing else. An install keeps a JSON file's
-indentation and a TOML file's comments and layout (``tomlkit``).
+lintaid created is removed once it holds nothing else. Either way, and when the file is
+written without lintaid's entries because something else changed it meanwhile (a client
+rewrites its own file), the backup is removed once the file is checked to be what uninstall
+meant to leave. A file that already holds lintaid's entries is never backed up (it is not the
+developer's original). An install keeps a JSON file's indentation and a TOML file's comments
+and layout (``tomlkit``).
 """
 
 from __future__ import annotations
@@ -115,11 +119,13 @@ def backup(path: Path, *, refresh: bool = False) -> None:
 def write_atomic(path: Path, text: str, *, pristine: bool | None = None) -> None:
     """Back up the old file, then write ``text`` atomically (temp file + ``os.replace``).
 
-    ``pristine``: the file as it is now holds nothing of lintaid's, so its backup is renewed.
+    ``pristine``: the file as it is now holds nothing of lintaid's, so its backup is renewed;
+    False: it holds lintaid's entries, so a backup is never made of it (None: not known).
     """
     path = real_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    backup(path, refresh=bool(pristine))
+    if pristine is not False:
+        backup(path, refresh=bool(pristine))
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
     files.write_atomic(path, text, mode=mode)
 
@@ -174,10 +180,11 @@ def finish_removal(path: Path, data: Any, dump: Callable[[], str],
     """Leave ``path`` holding ``data`` (lintaid's entries already taken out).
 
     When the backup holds the same data (empty objects and lists aside), its bytes are put
-    back and the backup removed: the developer gets their file back as it was. Else a file
-    left with nothing (or only ``skeleton``, what lintaid writes into a new file) is removed,
-    and anything else is written with ``dump``. ``parse`` turns text into plain data. Returns
-    "restored", "removed" or "written".
+    back: the developer gets their file back as it was. Else a file left with nothing (or
+    only ``skeleton``, what lintaid writes into a new file) is removed, and anything else is
+    written with ``dump``. The backup is removed once the file is checked to be so (its
+    bytes the backup's, gone, or holding ``data``); a check that fails keeps it. ``parse``
+    turns text into plain data. Returns "restored", "removed" or "written".
     """
     linked = path.is_symlink()
     path = real_path(path)
@@ -200,13 +207,28 @@ def finish_removal(path: Path, data: Any, dump: Callable[[], str],
                 except OSError:
                     pass
                 raise
-            bak.unlink()
+            _drop_backup(bak, path.read_bytes() == bak.read_bytes())
             return "restored"
     if not linked and (not left or (skeleton is not None and left == pruned(skeleton))):
         path.unlink()
+        _drop_backup(bak, not path.exists())
         return "removed"
-    write_atomic(path, dump())
+    write_atomic(path, dump(), pristine=False)
+    try:
+        written = pruned(parse(path.read_text(encoding="utf-8"))) == left
+    except (ValueError, OSError):
+        written = False
+    _drop_backup(bak, written)
     return "written"
+
+
+def _drop_backup(bak: Path, verified: bool) -> None:
+    """Remove uninstall's backup once what it restored was checked; keep it otherwise."""
+    if verified:
+        try:
+            bak.unlink()
+        except FileNotFoundError:
+            pass
 
 
 def json_plain(text: str) -> Any:

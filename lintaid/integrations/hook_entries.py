@@ -2,8 +2,14 @@
 
 Every client starts the same hook shim: ``<commands.hook...> <client> <Event>``. A handler is
 recognised as lintaid's by its last two words (the client's name, then the event) following a
-word that names the hook script, however lintaid was installed (a console script, or an
-interpreter running ``hook.py``), so a reinstall replaces it and uninstall finds it.
+word that names the hook script, however lintaid was installed (a console script, an
+interpreter running ``hook.py``, or one running the launcher), so a reinstall replaces it and
+uninstall finds it.
+
+``commands`` says what every installer registers: this interpreter running the launcher
+(``hook_launcher``) that ``install_launcher`` keeps in lintaid's data folder, never a path
+inside the installed package, so a reinstall, an upgrade or a switch between a wheel and an
+editable install leaves every registered hook working.
 
 Most clients group handlers under an event as ``{"matcher": ..., "hooks": [handler, ...]}``,
 some list handlers directly; the helpers here merge lintaid's handler into either kind of list
@@ -12,19 +18,101 @@ and take it out again, touching nothing else.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from lintaid import files
+
+from . import hook_launcher
 from .base import Commands
 from .config_files import ConfigError
 
-HOOK_SCRIPT_NAMES: Final = frozenset({"lintaid-hook", "hook.py"})
+LAUNCHER_NAME: Final = "lintaid-hook.py"
+HOOK_SCRIPT_NAMES: Final = frozenset({"lintaid-hook", "hook.py", LAUNCHER_NAME})
 MCP_SERVER_NAME: Final = "lintaid"
+LOCATE_TIMEOUT_S: Final = 10.0
 
 Owns = Callable[[Any], bool]
+
+
+# --- what agents run --------------------------------------------------------------------------
+def data_dir() -> Path:
+    """lintaid's own data folder: ``$XDG_DATA_HOME/lintaid``, else ``~/.local/share/lintaid``."""
+    base = os.environ.get("XDG_DATA_HOME")
+    return (Path(base) if base and os.path.isabs(base)
+            else Path.home() / ".local" / "share") / "lintaid"
+
+
+def launcher_path(executable: str) -> Path:
+    """Where the launcher for ``executable`` lives (one folder per interpreter path)."""
+    key = hashlib.sha256(executable.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return data_dir() / "hooks" / key / LAUNCHER_NAME
+
+
+def install_launcher(executable: str | None = None) -> Path:
+    """Write (or renew) the launcher for ``executable`` (default: this interpreter) and
+    record where that interpreter's lintaid is now; return the launcher's path."""
+    executable = executable or sys.executable
+    path = launcher_path(executable)
+    for folder in (data_dir(), path.parent.parent, path.parent):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    source = Path(hook_launcher.__file__).read_bytes()
+    try:
+        current = path.read_bytes()
+    except OSError:
+        current = None
+    if current != source:
+        files.write_atomic(path, source)
+    if hook_launcher.known(str(path.parent), executable) is None:
+        try:  # the launcher asks again at its next run if this did not get an answer
+            hook_launcher.locate(str(path.parent), executable, LOCATE_TIMEOUT_S)
+        except hook_launcher.TooSlow:
+            pass
+    return path
+
+
+def renew_launcher() -> Path | None:
+    """The daemon at start: when this interpreter's launcher is installed, renew its file
+    (a newer lintaid may ship a newer one) and where it finds lintaid; None when none is."""
+    if not launcher_path(sys.executable).is_file():
+        return None
+    return install_launcher()
+
+
+def commands(*, install: bool = True) -> Commands:
+    """How agents must start lintaid's programs. The hook: this interpreter by absolute path
+    (no PATH or virtual environment needed), without site (``-I -S``), running the launcher in
+    lintaid's data folder (written when ``install``), which finds this interpreter's lintaid
+    wherever it is installed now. The MCP shim: the same interpreter isolated from the
+    environment and the working folder (``-I``), as a module of the installed package, found
+    through site (it talks to the daemon with pyzmq and starts once per agent session, not
+    once per event)."""
+    launcher = install_launcher() if install else launcher_path(sys.executable)
+    return Commands(hook=(sys.executable, "-I", "-S", str(launcher)),
+                    mcp=(sys.executable, "-I", "-m", "lintaid_client.mcp"))
+
+
+def launcher_problem(words: Sequence[str]) -> str | None:
+    """Why a hook command that runs the launcher cannot reach lintaid: its interpreter has
+    none installed (asked anew when lintaid moved since); None when it can, or when the
+    command runs no launcher."""
+    script = next((w for w in words[1:] if os.path.basename(w) == LAUNCHER_NAME), None)
+    if script is None or not words:
+        return None
+    here, executable = os.path.dirname(script), words[0]
+    try:
+        folder = hook_launcher.known(here, executable) or hook_launcher.locate(
+            here, executable, LOCATE_TIMEOUT_S)
+    except hook_launcher.TooSlow as err:
+        return f"its launcher could not tell where lintaid is: {err}"
+    if folder and hook_launcher.found(here, executable):
+        return None
+    return f"its interpreter {executable} has no lintaid installed (the launcher finds none)"
 
 
 def hook_command(commands: Commands, client: str, event: str,

@@ -19,7 +19,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -475,11 +475,13 @@ class MemoryStore:
         new = self._require_visible(new_id, user_id)
         return self._add_link(new_id, old_id, new["user_id"], actor)
 
-    def hold_review(self, row: dict[str, Any]) -> None:
+    def hold_review(self, row: dict[str, Any], documents: Collection[str] = ()) -> None:
         """Hold (or change) one review decision (``reviews.DECISION_COLUMNS``) on two records
-        of ``row["user_id"]`` that this store shows; a rejection between two shared records
-        is shared (an acceptance is shared as the link it made)."""
-        ids = list(dict.fromkeys((row["newer_record"], row["older_record"])))
+        of ``row["user_id"]`` that this store shows (``documents``: ends that are decision
+        documents, not records); a rejection between two shared records is shared (an
+        acceptance is shared as the link it made; a document's pair stays here)."""
+        ids = [rid for rid in dict.fromkeys((row["newer_record"], row["older_record"]))
+               if rid not in documents]
         ends = self._write.execute(
             "SELECT user_id, kind, private, provider, member FROM records"
             f" WHERE id IN ({', '.join('?' * len(ids))}) AND user_id = ?"
@@ -488,7 +490,8 @@ class MemoryStore:
             raise StoreError("not_found",
                              f"a memory review item {row['item_id']} names is not here")
         self.reviews.hold(row)
-        if row["decision"] == "reject" and all(self.outbox.shares(end) for end in ends):
+        if row["decision"] == "reject" and not documents \
+                and all(self.outbox.shares(end) for end in ends):
             detail = {name: row[name] for name in REJECT_FIELDS if row[name] is not None}
             # stamped with the decision's own time, as ``outbox.backfill`` queues it again
             self.outbox.note(REJECT, row["older_record"], row["at"],
@@ -913,11 +916,27 @@ class MemoryStore:
         return chains.links_between(self._read(), claim_ids)
 
     def export_page(self, user_id: str, section: str, after: int, limit: int,
-                    include_history: bool) -> tuple[str, list[dict[str, Any]],
-                                                    tuple[str, int] | None]:
+                    include_history: bool, include_prompts: bool = False,
+                    ) -> tuple[str, list[dict[str, Any]], tuple[str, int] | None]:
         """One page of the user's export (``transfer.page``)."""
         return transfer.page(self._read(), normalize_user(user_id), section, after, limit,
-                             include_history)
+                             include_history, include_prompts)
+
+    def texts_at(self, ids: Iterable[str], at: float) -> dict[str, tuple[str, float | None]]:
+        """For each record among ``ids`` whose text was edited after ``at``: its text as it
+        was then (the first later edit's ``before``) and when that text was last written
+        (the last edit at or before ``at``; None: as created), from the audit log."""
+        rows = in_batches(self._read(), "SELECT target, at, before_content FROM audit"
+                          " WHERE op = 'update' AND target IN ({ids}) ORDER BY seq", ids)
+        out: dict[str, tuple[str, float | None]] = {}
+        written: dict[str, float] = {}
+        for row in rows:
+            rid = row["target"]
+            if row["at"] <= at:
+                written[rid] = row["at"]
+            elif rid not in out and row["before_content"] is not None:
+                out[rid] = (row["before_content"], None)
+        return {rid: (text, written.get(rid)) for rid, (text, _w) in out.items()}
 
     def audit_rows(self, record_id: str) -> list[sqlite3.Row]:
         return list(self._read().execute(
@@ -944,8 +963,9 @@ class MemoryStore:
         order = " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
         return list(self._read().execute(sql + order + " LIMIT ?", [*params, limit]))
 
-    def counts(self) -> dict[str, int]:
-        """Record counts; prompts are counted apart (``prompts``), never among records."""
+    def counts(self) -> dict[str, Any]:
+        """Record counts; prompts are counted apart (``prompts``), never among records; with
+        more than one user, ``users``: each one's records and prompts (not forgotten)."""
         conn = self._read()
         now = time.time()
         row = conn.execute(
@@ -963,6 +983,11 @@ class MemoryStore:
             done = len(self._indexed)
         pending = max(0, conn.execute("SELECT COUNT(*) FROM pending_index").fetchone()[0] - done)
         claims = conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
+        users = {str(r["user_id"]): {"records": r["records"] or 0, "prompts": r["prompts"] or 0}
+                 for r in conn.execute(
+                     "SELECT user_id, SUM(kind != ?) AS records, SUM(kind = ?) AS prompts"
+                     " FROM records WHERE forgotten_at IS NULL GROUP BY user_id ORDER BY user_id",
+                     (models.PROMPT, models.PROMPT))}
         return {
             "records": row["total"] or 0,
             "prompts": row["prompts"] or 0,
@@ -972,6 +997,8 @@ class MemoryStore:
             "conflicted": states.get("conflicted", 0),
             "claims": claims,
             "pending_index": pending,
+            # per user (not forgotten), only where more than one user has records
+            **({"users": users} if len(users) > 1 else {}),
         }
 
 

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .sqlite import in_batches
+
 # Status and relation words as the derived tables hold them.
 SUPERSEDED: Final = "superseded"
 CONFLICTED: Final = "conflicted"
@@ -133,3 +135,14 @@ def conflicts(conn: sqlite3.Connection, live: Live, *, limit: int) -> list[dict[
            f" AND {live.cond('lb')} ORDER BY {newest} DESC, a.claim_id, b.claim_id LIMIT ?")
     return [dict(r) for r in conn.execute(
         sql, [CONFLICTS_WITH, CONFLICTED, CONFLICTED, *live.params, *live.params, limit])]
+
+
+def claims_by_id(conn: sqlite3.Connection, live: Live,
+                 claim_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """These claims (``c_*``, with their records' columns) and each one's ``status``, when
+    their records may be shown."""
+    sql = (f"SELECT {_claim_columns(live, 'c', 'l')}, COALESCE(s.status, 'current') AS status"
+           f" FROM claims c CROSS JOIN {live.table} l ON {live.col('l', 'id')} = c.record_id"
+           " LEFT JOIN claim_state s ON s.claim_id = c.claim_id"
+           f" WHERE {live.cond('l')} AND c.claim_id IN ({{ids}})")
+    return [dict(r) for r in in_batches(conn, sql, claim_ids, live.params)]

@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, Protocol
 
-from lintaid.capture.record import NewRecord
+from lintaid.capture.record import NewRecord, content_fingerprint
 
 from .reviews import DECISION_COLUMNS
 
@@ -39,7 +39,7 @@ class Writes(Protocol):
 SECTIONS: Final = ("records", "links", "reviews", "confirmations", "tombstones", "audit")
 _PAGES: Final = {
     "records": "SELECT rowid AS n, * FROM records WHERE user_id = ? AND forgotten_at IS NULL"
-               " AND rowid > ? ORDER BY rowid LIMIT ?",
+               " AND rowid > ? AND (? OR kind != 'prompt') ORDER BY rowid LIMIT ?",
     "links": "SELECT rowid AS n, new_id, old_id, actor, at FROM links WHERE user_id = ?"
              " AND rowid > ? ORDER BY rowid LIMIT ?",
     "reviews": "SELECT rowid AS n, * FROM reviews WHERE user_id = ? AND rowid > ?"
@@ -53,12 +53,15 @@ _PAGES: Final = {
              " CASE WHEN r.forgotten_at IS NULL THEN a.before_content END AS before_content,"
              " CASE WHEN r.forgotten_at IS NULL THEN a.after_content END AS after_content,"
              " a.detail FROM audit a LEFT JOIN records r ON r.id = a.target"
-             " WHERE a.user_id = ? AND a.seq > ? ORDER BY a.seq LIMIT ?",
+             " WHERE a.user_id = ? AND a.seq > ? AND (? OR r.kind IS NOT 'prompt')"
+             " ORDER BY a.seq LIMIT ?",
 }
+_WITH_PROMPTS: Final = frozenset({"records", "audit"})  # sections that hold prompts' text
 
 
 def page(conn: sqlite3.Connection, user_id: str, section: str, after: int, limit: int,
-         include_history: bool) -> tuple[str, list[dict[str, Any]], tuple[str, int] | None]:
+         include_history: bool, include_prompts: bool = False,
+         ) -> tuple[str, list[dict[str, Any]], tuple[str, int] | None]:
     """Up to ``limit`` rows of ``section`` after row ``after`` (an empty section moves on to
     the next): ``(the section read, its rows, where the next page starts)``."""
     sections = [s for s in SECTIONS if include_history or s != "audit"]
@@ -66,7 +69,9 @@ def page(conn: sqlite3.Connection, user_id: str, section: str, after: int, limit
         return section, [], None
     at = sections.index(section)
     while True:
-        rows = [dict(r) for r in conn.execute(_PAGES[section], (user_id, after, limit))]
+        prompts = (int(include_prompts),) if section in _WITH_PROMPTS else ()
+        rows = [dict(r) for r in conn.execute(_PAGES[section],
+                                              (user_id, after, *prompts, limit))]
         if len(rows) == limit:
             return section, rows, (section, int(rows[-1]["n"]))
         if at + 1 >= len(sections):
@@ -84,12 +89,27 @@ def _existing(conn: sqlite3.Connection, ids: Sequence[str], user_id: str) -> set
         f"SELECT id FROM records WHERE user_id = ? AND id IN ({marks})", (user_id, *ids))}
 
 
+def _same_text_and_provenance(conn: sqlite3.Connection, record: NewRecord,
+                              user_id: str) -> str | None:
+    """A record of the user already holding this text from the same source and session
+    under another id (an export's id basis changed since, or none was given), or None."""
+    row = conn.execute(
+        "SELECT id FROM records WHERE user_id = ? AND content_hash = ? AND source = ?"
+        " AND session_id IS ? AND kind = ? AND id != ? LIMIT 1",
+        (user_id, content_fingerprint(record.content), record.source, record.session_id,
+         record.kind, record.record_id)).fetchone()
+    return None if row is None else str(row[0])
+
+
 def apply(store: Writes, item: dict[str, Any], user_id: str, actor: str) -> dict[str, Any]:
     """Write one imported row (``item["type"]``; a record comes as ``item["record"]``, a
     ``NewRecord``); return ``{"event": ADD | NONE | FORGOTTEN | SKIP, ...}``."""
     conn, kind = store.db, item["type"]
     if kind == "record":
         record: NewRecord = item["record"]
+        held = _same_text_and_provenance(conn, record, user_id)
+        if held is not None:
+            return {"event": "NONE", "id": held}
         rid, event = store.put(record, actor, op="import")
         return {"event": event, "id": rid}
     if kind == "link":

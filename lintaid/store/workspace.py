@@ -23,7 +23,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -455,6 +455,10 @@ class WorkspaceStore:
 
     def conflicts(self, limit: int) -> list[dict[str, Any]]:
         return state.conflicts(self._read(), self._LIVE, limit=limit)
+
+    def claims_by_id(self, claim_ids: Collection[str]) -> list[dict[str, Any]]:
+        """Decision documents' claims by id (memory's chains name them), with path and line."""
+        return state.claims_by_id(self._read(), self._LIVE, sorted(claim_ids))
 
     def _chunk_rows(self, chunk_ids: list[str]) -> dict[str, sqlite3.Row]:
         return {row["chunk_id"]: row for row in in_batches(

@@ -15,7 +15,10 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup, escape
 
 from lintaid_client import models
-from lintaid_client.models import Claim
+from lintaid_client.models import Claim, Hit
+
+from ..capture.record import REQUEST, RESULT, TURN, sections
+from ..policy.sentences import split_sentences
 
 STATUS_TEXT = {
     models.CURRENT: "current",
@@ -56,6 +59,20 @@ def summary(text: str | None, chars: int = 160) -> str:
         if line and line != "---":
             return line if len(line) <= chars else line[: chars - 1] + "…"
     return ""
+
+
+def headline(hit: Hit) -> tuple[str, str | None]:
+    """How the timeline titles a record: a captured turn by its request, beside what was
+    decided (the result's first statement that says more than an acknowledgement such as
+    "Done."); anything else by its first line."""
+    if hit.doc_type != TURN:
+        return summary(hit.content), None
+    parts = sections(hit.content)
+    request = summary(parts.get(REQUEST)) or summary(hit.content)
+    said = [" ".join(s.text.split()) for s in split_sentences(parts.get(RESULT, ""))]
+    said = [s for s in said if s.strip("-*• ")]
+    first = next((s for s in said if len(s.split()) >= 3), said[0] if said else None)
+    return request, summary(first) if first else None
 
 
 def highlight(text: str, stems: Sequence[str]) -> Markup:
@@ -103,7 +120,7 @@ def environment() -> Environment:
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(when=when, short=short, summary=summary, highlight=highlight,
                        annotate=annotate)
-    env.globals.update(status_text=STATUS_TEXT, revision_text=REVISION_TEXT)
+    env.globals.update(status_text=STATUS_TEXT, revision_text=REVISION_TEXT, headline=headline)
     return env
 
 

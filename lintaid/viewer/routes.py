@@ -47,6 +47,8 @@ NOTICES: Final = {
     "superseded": ("{id} is superseded by this record.", None, None),
     "accepted": ("Accepted {id}: {newer} now explicitly supersedes {older}, which is hidden "
                  "(kept in history).", "The older memory", "/record/{older}"),
+    "accepted_over_file": ("Accepted {id}: {newer} stands, no longer marked; {document}.",
+                           "The memory", "/record/{newer}"),
     "rejected": ("Rejected {id}: {newer} and {older} will not be related again; both stand.",
                  None, None),
     "unchanged": ("{id} was {status} already; nothing changed.", None, None),
@@ -95,8 +97,11 @@ class Action:
 
 def _decided(item: str, result: dict[str, Any]) -> tuple[str, dict[str, str]]:
     notice = result["status"] if result["event"] != "NONE" else "unchanged"
+    if notice == "accepted" and result.get("document"):
+        notice = "accepted_over_file"  # a memory over a decision document: the file stays
     return "/conflicts", {"notice": notice, "id": item, "status": result["status"],
-                          "newer": result["newer_id"], "older": result["older_id"]}
+                          "newer": result["newer_id"], "older": result["older_id"],
+                          "document": result.get("document") or ""}
 
 
 ACTIONS: Final = {

@@ -17,7 +17,7 @@ import os
 import posixpath
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -142,6 +142,9 @@ class Workspace:
 
     def conflicts(self, limit: int) -> list[dict[str, Any]]:
         return [] if self.store.closed else self.store.conflicts(limit)
+
+    def claims_by_id(self, claim_ids: Collection[str]) -> list[dict[str, Any]]:
+        return [] if self.store.closed else self.store.claims_by_id(claim_ids)
 
     def changed_since(self, file_hashes: dict[str, str]) -> list[str]:
         """Paths whose content now differs from the sha256 given (deleted files included).

@@ -1,0 +1,170 @@
+"""Every conflicted pair is listed where a person goes to resolve it, and can be resolved there.
+
+Two kinds of pair in one project: a captured turn against the decision document it contradicts
+("Signature max age: 300 seconds." in ``docs/decisions.md``, then "Signature max age is now 600
+seconds instead of 300."), and two memories stamped alike that disagree. Both are listed by
+``lintaid review``, ``lintaid list --status conflicted``, the MCP ``review_queue`` tool (the
+MCP SDK's client against the real shim) and the viewer's conflicts page, and the project's
+state names both as unresolved; accept and reject work on each, from the CLI, MCP and the
+viewer, and what was decided holds through a restart.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from tests.conftest import Served, wait_for
+from tests.test_e2e_spine import git_init
+from tests.test_mcp import call, params
+from tests.test_viewer import open_viewer
+from tests.transcripts import stop_payload, write_transcript
+
+DECISIONS = "docs/decisions.md"
+DOCUMENT = "# Webhooks\n\nSignature max age: 300 seconds.\n"
+RESULT = "Signature max age is now 600 seconds instead of 300."
+SAME_TIME = float(int(time.time()) - 3600)
+
+
+@dataclass
+class Scene:
+    served: Served
+    capture: str  # the turn that contradicts the document
+    dan: str
+    eve: str  # two memories of one moment that disagree
+
+    def queue(self) -> list[dict[str, Any]]:
+        return list(self.served.json("review")["results"])
+
+    def item(self, kind: str) -> dict[str, Any]:
+        """The document's pair ("document") or the memories' ("memory")."""
+        found = [i for i in self.queue()
+                 if (i["older"]["store"] == "workspace") == (kind == "document")]
+        assert len(found) == 1, found
+        return found[0]
+
+    def status(self, rid: str) -> str:
+        return str(self.served.json("get", rid)["status"])
+
+
+@pytest.fixture
+def scene(project: Path, serve: Callable[..., Served], tmp_path: Path) -> Scene:
+    git_init(project)
+    (project / "docs").mkdir()
+    (project / DECISIONS).write_text(DOCUMENT)
+    served = serve(project, watch=True)
+    wait_for(lambda: served.json("status")["workspace"]["ready"], timeout=60)
+    transcript = write_transcript(tmp_path / "t.jsonl", [
+        ("user", "Raise the webhook signature max age."), ("assistant", RESULT)],
+        cwd=str(project))
+    assert served.hook("Stop", stop_payload(transcript, cwd=str(project))) == {}
+    capture = wait_for(lambda: served.json("list")["results"])[0]["id"]
+    dan = served.call("add", {"content": "Dan owns the payments service.",
+                              "created_at": SAME_TIME})["id"]
+    eve = served.call("add", {"content": "Eve owns the payments service.",
+                              "created_at": SAME_TIME})["id"]
+    return Scene(served, capture, dan, eve)
+
+
+def test_both_kinds_of_pair_are_listed_by_review_list_mcp_the_viewer_and_the_state(
+        scene: Scene) -> None:
+    served = scene.served
+    document, memories = scene.item("document"), scene.item("memory")
+    assert document["kind"] == memories["kind"] == "conflicts_with"
+    assert document["newer"]["record_id"] == scene.capture
+    assert (document["older"]["path"], document["older"]["line"]) == (DECISIONS, 3)
+    assert (document["newer"]["value"], document["older"]["value"]) == ("600s", "300s")
+    assert {memories["newer"]["record_id"], memories["older"]["record_id"]} == {scene.dan,
+                                                                                scene.eve}
+    shown = served.cli("review").stdout
+    assert f"older {DECISIONS}:3: Signature max age: 300 seconds." in shown
+    assert "2 waiting" in shown
+
+    listed = {h["id"] for h in served.json("list", "--status", "conflicted")["results"]}
+    assert listed == {scene.capture, scene.dan, scene.eve}
+    # get and injection name the pending item on the capture
+    assert served.json("get", scene.capture)["reviews"] == [document["id"]]
+
+    viewer = open_viewer(served)
+    page = viewer.get("/conflicts").body
+    for item in (document, memories):
+        assert f'data-item="{item["id"]}"' in page
+    assert f"<code>{DECISIONS}:3</code>" in page
+
+    state = served.hook("SessionStart", {"session_id": "s9", "source": "startup"})
+    text = state["hookSpecificOutput"]["additionalContext"]
+    assert (f'"{RESULT}" ({scene.capture}' in text
+            and f'vs "Signature max age: 300 seconds." ({DECISIONS}:3)' in text)
+    assert "vs \"Dan owns the payments service.\"" in text
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_the_mcp_tool_lists_both_and_decides_each(scene: Scene) -> None:
+    async with Client(params(scene.served.root)) as client:
+        queue = await call(client, "review_queue")
+        assert queue["count"] == 2
+        lines = {line["older_location"]: line for line in queue["results"]}
+        document = lines[f"{DECISIONS}:3"]
+        assert (document["newer_id"], document["older_id"]) == (scene.capture, DECISIONS)
+        decided = await call(client, "review_decide", {"id": document["id"],
+                                                        "decision": "accept"})
+        assert decided["status"] == "accepted"
+        assert DECISIONS in decided["document"] and "300s" in decided["document"]
+        other = next(line for key, line in lines.items() if key != f"{DECISIONS}:3")
+        await call(client, "review_decide", {"id": other["id"], "decision": "reject"})
+        assert (await call(client, "review_queue"))["count"] == 0
+    assert scene.status(scene.capture) == "current"
+    assert {scene.status(scene.dan), scene.status(scene.eve)} == {"current"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def test_accepting_the_memory_over_the_document_settles_it_and_leaves_the_file(
+        scene: Scene, project: Path) -> None:
+    served = scene.served
+    item = scene.item("document")
+    out = served.cli("review", "accept", item["id"])
+    assert out.exit_code == 0, out.stderr
+    assert f"{scene.capture} stands; {DECISIONS} still says '300s'" in out.stdout
+    assert scene.status(scene.capture) == "current"
+    assert [i["id"] for i in scene.queue()] == [scene.item("memory")["id"]]
+    assert (project / DECISIONS).read_text() == DOCUMENT  # memory never writes a file
+    trail = served.call("audit", {"id": scene.capture})["results"]
+    assert trail[-1]["event"] == "ACCEPT" and trail[-1]["detail"]["other"] == DECISIONS
+    again = served.cli("review", "accept", item["id"])
+    assert "was accepted already; nothing changed" in again.stdout
+    # The state no longer offers the file's old value as a current decision beside it.
+    state = served.hook("SessionStart", {"session_id": "s9", "source": "startup"})
+    text = state["hookSpecificOutput"]["additionalContext"]
+    assert f"({DECISIONS}:3)" not in text and f'"{RESULT}" ({scene.capture}' in text
+    served.restart()
+    wait_for(lambda: served.json("status")["workspace"]["ready"], timeout=60)
+    assert scene.status(scene.capture) == "current"
+    assert len(scene.queue()) == 1
+
+
+def test_rejecting_the_document_pair_and_accepting_the_memories_from_the_viewer(
+        scene: Scene) -> None:
+    served = scene.served
+    viewer = open_viewer(served)
+    document, memories = scene.item("document"), scene.item("memory")
+    page = viewer.post(f"/review/{document['id']}/reject", {"reason": "different hooks"})
+    assert page.status == 303
+    assert scene.status(scene.capture) == "current"
+    page = viewer.post(f"/review/{memories['id']}/accept", {})
+    assert page.status == 303
+    after = viewer.get(page.headers["Location"].split(viewer.token, 1)[1]).body
+    assert "Accepted" in after and "No unresolved conflicts." in after
+    older = memories["older"]["record_id"]
+    assert served.cli("get", older).exit_code != 0 or scene.status(older) == "superseded"
+    assert scene.queue() == []
