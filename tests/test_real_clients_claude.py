@@ -49,7 +49,7 @@ def hook_verdicts(log: str) -> dict[str, str]:
     out: dict[str, str] = {}
     lines = log.splitlines()
     for index, line in enumerate(lines):
-        found = re.search(r"Hooks: (\w+)(?::\w+)? \[.*lintaid_client/hook\.py claude-code \w+\] "
+        found = re.search(r"Hooks: (\w+)(?::\w+)? \[.*(?:hook|lintaid-hook)\.py claude-code \w+\] "
                           r"(?:finished|completed) with status (\d+)", line)
         if not found:
             continue
@@ -82,7 +82,7 @@ def test_two_sessions_capture_once_recall_and_never_echo(
             for event in ("SessionStart", "UserPromptSubmit", "Stop"):
                 assert verdicts.get(event) == "valid", (event, verdicts)
             for event in ("SessionStart", "UserPromptSubmit"):
-                assert re.search(rf"Hook {event} \(.*lintaid_client/hook\.py.*\) provided "
+                assert re.search(rf"Hook {event} \(.*(?:hook|lintaid-hook)\.py.*\) provided "
                                  r"additionalContext", log), event
             # Both contexts reached the model, each naming the first session's turn.
             [asked] = [r for r in fake.turns(rc.ASKED) if r.tool_results == 0]

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from lintaid.integrations.hook_entries import is_hook_command
 from tests import real_clients as rc
 from tests.conftest import daemon_process
 from tests.fake_models import FakeModel, call
@@ -73,7 +74,7 @@ def app_server(root: Path, env: dict[str, str], *calls: tuple[str, dict[str, Any
 
 def lintaid_hooks(root: Path, env: dict[str, str]) -> list[dict[str, Any]]:
     [listed] = app_server(root, env, ("hooks/list", {"cwds": [str(root)]}))
-    return [h for h in listed["data"][0]["hooks"] if "lintaid_client/hook.py codex" in h["command"]]
+    return [h for h in listed["data"][0]["hooks"] if is_hook_command(h["command"], "codex")]
 
 
 def trust_hooks(root: Path, env: dict[str, str]) -> None:
