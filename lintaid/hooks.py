@@ -94,7 +94,7 @@ class HookDispatcher:
             client = registry.get(provider)
         except KeyError as err:
             raise protocol.BadRequest(str(err.args[0]), arg="provider") from None
-        ev = cut_prompt(client.parse(event, payload))
+        ev = cut_prompt(client.event(event, payload))
         if self.paused is not None and self.paused(ev.session_id, at):
             # Paused: the client's answer for nothing to inject, no record, no search.
             output = client.output(ev, None)
@@ -226,7 +226,7 @@ def build_records(client: AgentClient, ev: HookEvent, *,
         if rec is not None:
             out.append(rec)
     if ev.capture and not ev.skip:
-        exchange = client.read_exchange(ev)
+        exchange = client.exchange(ev)
         rec = turn_record(
             client=client.name, session_id=ev.session_id, event=ev.name,
             turn_id=exchange.turn_id, request=exchange.request, result=exchange.result,

@@ -286,3 +286,81 @@ def openclaw_payload(event: str, cwd: str, session_id: str = "oc-session-1",
     }
     payload.update(extra)
     return payload
+
+
+# --- OpenCode messages (what lintaid's plugin sends: OpenCode's {info, parts}, slimmed) -------
+OPENCODE_SESSION = "ses_dcc17453bffe1cIR5O3LrcL64P"
+
+
+def opencode_messages(cwd: str, request: str = FINAL_REQUEST,
+                      result: str = FINAL_RESULT) -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "id": "msg_1", "content": [{"type": "text", "text": FIRST_QUESTION}]},
+        {"role": "assistant", "id": "msg_2", "content": [{"type": "text", "text": FIRST_ANSWER}]},
+        {"role": "user", "id": "msg_3", "content": [{"type": "text", "text": request}]},
+        {"role": "assistant", "id": "msg_4", "content": [
+            {"type": "toolCall", "name": "read",
+             "arguments": {"filePath": f"{cwd}/gateway/retry.py"}}]},
+        {"role": "assistant", "id": "msg_5", "content": [
+            {"type": "toolCall", "name": "edit",
+             "arguments": {"filePath": f"{cwd}/gateway/retry.py"}},
+            {"type": "toolCall", "name": "write",
+             "arguments": {"filePath": f"{cwd}/tests/test_retry.py"}},
+            {"type": "text", "text": result}]},
+    ]
+
+
+def opencode_payload(event: str, cwd: str, session_id: str = OPENCODE_SESSION,
+                     **extra: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = {"hook_event_name": event, "session_id": session_id, "cwd": cwd}
+    payload.update(extra)
+    return payload
+
+
+# --- GitHub Copilot CLI session log (events.jsonl, as Copilot CLI 1.0.102 wrote it) ----------
+COPILOT_SESSION = "cbc407f6-c799-4b67-a3ea-5447ddfbb70e"
+
+
+def _copilot_event(n: int, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {"type": kind, "data": data, "id": f"e{n}", "timestamp": STAMP.format(n),
+            "parentId": f"e{n - 1}" if n else None}
+
+
+def copilot_events(cwd: str, request: str = FINAL_REQUEST,
+                   result: str = FINAL_RESULT) -> list[dict[str, Any]]:
+    return [
+        _copilot_event(0, "session.start", {"sessionId": COPILOT_SESSION, "version": 1,
+                                            "context": {"cwd": cwd, "branch": "main"}}),
+        _copilot_event(1, "hook.start", {"hookType": "sessionStart", "input": {"cwd": cwd}}),
+        _copilot_event(2, "user.message", {"content": FIRST_QUESTION, "messageId": "u1",
+                                           "transformedContent": "<current_datetime>2026"
+                                           "</current_datetime>\n\n" + FIRST_QUESTION}),
+        _copilot_event(3, "assistant.message", {"messageId": "a1", "content": FIRST_ANSWER,
+                                                "toolRequests": []}),
+        _copilot_event(4, "user.message", {"content": request, "messageId": "u2",
+                                           "transformedContent": request}),
+        _copilot_event(5, "assistant.message", {"messageId": "a2", "content": "", "toolRequests": [
+            {"toolCallId": "c1", "name": "view", "type": "function",
+             "arguments": {"path": f"{cwd}/gateway/retry.py"}}]}),
+        _copilot_event(6, "tool.execution_complete", {"toolCallId": "c1", "success": True,
+                                                      "result": {"content": "class Retry"}}),
+        _copilot_event(7, "assistant.message", {"messageId": "a3", "content": "", "toolRequests": [
+            {"toolCallId": "c2", "name": "edit", "type": "function",
+             "arguments": {"path": f"{cwd}/gateway/retry.py"}},
+            {"toolCallId": "c3", "name": "create", "type": "function",
+             "arguments": {"path": f"{cwd}/tests/test_retry.py"}}]}),
+        _copilot_event(8, "assistant.message", {"messageId": "a4", "content": result,
+                                                "toolRequests": []}),
+        _copilot_event(9, "hook.start", {"hookType": "agentStop", "input": {}}),
+    ]
+
+
+def copilot_payload(event: str, cwd: str, transcript: Path | None,
+                    **extra: Any) -> dict[str, Any]:
+    """What Copilot CLI sends a hook registered under Claude Code's event name."""
+    payload: dict[str, Any] = {"hook_event_name": event, "session_id": COPILOT_SESSION,
+                               "timestamp": "2026-12-01T23:33:08.005Z", "cwd": cwd}
+    if transcript is not None:
+        payload["transcript_path"] = str(transcript)
+    payload.update(extra)
+    return payload

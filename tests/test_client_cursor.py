@@ -74,9 +74,10 @@ def test_older_text_transcript(tmp_path: Path) -> None:
 
 def test_event_mapping_and_output() -> None:
     prompt = CLIENT.parse("beforeSubmitPrompt", {"prompt": "fix it", "conversation_id": "c1"})
-    assert prompt.inject and prompt.prompt == "fix it" and prompt.session_id == "c1"
-    assert CLIENT.output(prompt, "ctx") == {"continue": True, "additional_context": "ctx"}
-    assert CLIENT.output(prompt, None) == {}
+    assert not prompt.inject and prompt.prompt == "fix it" and prompt.session_id == "c1"
+    # Cursor reads no context from this gate's answer: it only says go on.
+    assert CLIENT.output(prompt, "ctx") == {"continue": True}
+    assert CLIENT.output(prompt, None) == {"continue": True}
     start = CLIENT.parse("sessionStart", {})
     assert start.session_start and CLIENT.output(start, "ctx") == {"additional_context": "ctx"}
     response = CLIENT.parse("afterAgentResponse", {"text": "All done."})
@@ -105,8 +106,12 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
     out = served.hook("beforeSubmitPrompt", cursor_payload(
         "beforeSubmitPrompt", root, None, conversation_id="c-next",
         prompt="How is the gateway retry policy configured?"), provider="cursor")
-    assert out["continue"] is True
-    assert "configurable" in out["additional_context"]
+    assert out == {"continue": True}
+    # The next conversation starts with the project's state, naming the captured turn.
+    out = served.hook("sessionStart", cursor_payload("sessionStart", root, None,
+                                                     conversation_id="c-third"),
+                      provider="cursor")
+    assert out["additional_context"].startswith("Project state (lintaid)")
     assert f"cursor://{CURSOR_CONVERSATION}/outcome" in out["additional_context"]
     memory = served.call("status")["memory"]
     assert (memory["records"], memory["prompts"]) == (1, 1)  # the turn; the prompt apart

@@ -51,9 +51,9 @@ def test_agent_end_captures_from_the_messages(tmp_path: Path) -> None:
     assert records("agent_end", {**payload, "success": False}) == []
 
 
-def test_before_agent_start_and_output(tmp_path: Path) -> None:
-    ev = CLIENT.parse("before_agent_start", openclaw_payload(
-        "before_agent_start", str(tmp_path), prompt="retry limits?"))
+def test_before_prompt_build_and_output(tmp_path: Path) -> None:
+    ev = CLIENT.parse("before_prompt_build", openclaw_payload(
+        "before_prompt_build", str(tmp_path), prompt="retry limits?"))
     assert ev.inject and ev.prompt == "retry limits?" and ev.cwd == str(tmp_path)
     assert CLIENT.output(ev, "ctx") == {"prependContext": "ctx"}
     assert CLIENT.output(ev, None) == {}
@@ -64,8 +64,8 @@ def test_no_secret_reaches_a_record(tmp_path: Path) -> None:
     payload = openclaw_payload("agent_end", str(tmp_path), messages=openclaw_messages(
         request=SECRET_REQUEST, result=SECRET_RESULT))
     recs = records("agent_end", payload)
-    recs += records("before_agent_start", openclaw_payload(
-        "before_agent_start", str(tmp_path), prompt=SECRET_REQUEST))
+    recs += records("before_prompt_build", openclaw_payload(
+        "before_prompt_build", str(tmp_path), prompt=SECRET_REQUEST))
     assert len(recs) == 2
     for rec in recs:
         blob = json.dumps(dataclasses.asdict(rec))
@@ -77,8 +77,8 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
     out = served.hook("agent_end", openclaw_payload(
         "agent_end", cwd, messages=openclaw_messages(), success=True), provider="openclaw")
     assert out == {}
-    out = served.hook("before_agent_start", openclaw_payload(
-        "before_agent_start", cwd, session_id="next",
+    out = served.hook("before_prompt_build", openclaw_payload(
+        "before_prompt_build", cwd, session_id="next",
         prompt="How is the gateway retry policy configured?"), provider="openclaw")
     assert "configurable" in out["prependContext"]
     assert "openclaw://oc-session-1/outcome" in out["prependContext"]
@@ -102,7 +102,7 @@ FAKE_SHIM = textwrap.dedent("""
               "project": os.environ.get("LINTAID_PROJECT")}
     with open(sys.argv[1], "a") as out:
         out.write(json.dumps(record) + "\\n")
-    if record["argv"][-1] == "before_agent_start":
+    if record["argv"][-1] == "before_prompt_build":
         if "slow" in (record["stdin"].get("prompt") or ""):
             time.sleep(5)
         print(json.dumps({"prependContext": "Recalled: retries are 5.", "ignored": 1}))
@@ -126,12 +126,15 @@ def test_plugin_calls_the_shim_and_returns_the_context(tmp_path: Path) -> None:
                 {"role": "assistant", "content": [{"type": "text", "text": "x" * 50_000}]},
                 {"role": "assistant", "content": [{"type": "image", "data": "..."}]}]
     result = run_plugin(config, [
-        {"hook": "before_agent_start", "event": {"prompt": "retry limits?"}, "ctx": ctx},
+        # the request itself, not the prompt OpenClaw rebuilt around it
+        {"hook": "before_prompt_build", "event": {
+            "prompt": "earlier: what does the gateway do?\nretry limits?",
+            "currentUserMessage": "retry limits?"}, "ctx": ctx},
         {"hook": "agent_end", "event": {"messages": messages, "success": True,
                                         "durationMs": 1200, "runId": "run-1"}, "ctx": ctx},
-        {"hook": "before_agent_start", "event": {"prompt": "slow one"}, "ctx": ctx},
+        {"hook": "before_prompt_build", "event": {"prompt": "slow one"}, "ctx": ctx},
     ])
-    assert result["registered"] == ["agent_end", "before_agent_start"]
+    assert result["registered"] == ["agent_end", "before_agent_finalize", "before_prompt_build"]
     assert result["id"] == "lintaid"
     first, end, slow = result["results"]
     assert first["value"] == {"prependContext": "Recalled: retries are 5."}
@@ -139,11 +142,11 @@ def test_plugin_calls_the_shim_and_returns_the_context(tmp_path: Path) -> None:
     assert slow["value"] is None  # given up at timeoutMs (the shim answers after 5 s): run goes on
 
     seen = [json.loads(line) for line in calls_log.read_text().splitlines()]
-    assert [s["argv"][-2:] for s in seen[:2]] == [["openclaw", "before_agent_start"],
+    assert [s["argv"][-2:] for s in seen[:2]] == [["openclaw", "before_prompt_build"],
                                                  ["openclaw", "agent_end"]]
     start, capture = seen[0], seen[1]
     assert start["cwd"] == str(project) and start["project"] == str(project)
-    assert start["stdin"]["hook_event_name"] == "before_agent_start"
+    assert start["stdin"]["hook_event_name"] == "before_prompt_build"
     assert start["stdin"]["prompt"] == "retry limits?"
     assert start["stdin"]["session_id"] == "s-1" and start["stdin"]["cwd"] == str(project)
     sent = capture["stdin"]["messages"]
@@ -158,14 +161,14 @@ def test_plugin_calls_the_shim_and_returns_the_context(tmp_path: Path) -> None:
 def test_plugin_fails_open(tmp_path: Path) -> None:
     config = {"hookCommand": [str(tmp_path / "no-such-shim")], "timeoutMs": 1000}
     result = run_plugin(config, [
-        {"hook": "before_agent_start", "event": {"prompt": "x"}, "ctx": {}},
+        {"hook": "before_prompt_build", "event": {"prompt": "x"}, "ctx": {}},
         {"hook": "agent_end", "event": {"messages": []}, "ctx": {}},
     ])
     assert [r["value"] for r in result["results"]] == [None, None]
     bad = tmp_path / "bad.py"
     bad.write_text("print('not json')")
     result = run_plugin({"hookCommand": [sys.executable, str(bad)]}, [
-        {"hook": "before_agent_start", "event": {"prompt": "x"}, "ctx": {}}])
+        {"hook": "before_prompt_build", "event": {"prompt": "x"}, "ctx": {}}])
     assert result["results"][0]["value"] is None
 
 
@@ -178,7 +181,7 @@ def test_plugin_through_the_real_shim_and_daemon(served: Served) -> None:
     result = run_plugin(config, [
         {"hook": "agent_end", "event": {"messages": openclaw_messages(), "success": True},
          "ctx": ctx},
-        {"hook": "before_agent_start",
+        {"hook": "before_prompt_build",
          "event": {"prompt": "How is the gateway retry policy configured?"},
          "ctx": {**ctx, "sessionId": "oc-next"}},
     ], env=lintaid_env())
@@ -186,3 +189,17 @@ def test_plugin_through_the_real_shim_and_daemon(served: Served) -> None:
     assert "configurable" in context and "openclaw://oc-real/outcome" in context
     hits = served.json("search", "retry policy configurable")["results"]
     assert any(h["source"] == "openclaw://oc-real/outcome" for h in hits)
+
+
+def test_before_agent_finalize_captures_the_run_agent_end_would(tmp_path: Path) -> None:
+    """OpenClaw awaits before_agent_finalize; agent_end of the same run is the same record."""
+    payload = openclaw_payload("before_agent_finalize", str(tmp_path),
+                               messages=openclaw_messages(), stop_hook_active=False,
+                               last_assistant_message=FINAL_RESULT)
+    [final] = records("before_agent_finalize", payload)
+    [end] = records("agent_end", openclaw_payload("agent_end", str(tmp_path),
+                                                  messages=openclaw_messages(), success=True))
+    assert final.record_id == end.record_id and not final.catch_up
+    assert final.content.split("\n")[:2] == [f"Request: {FINAL_REQUEST}",
+                                             f"Result: {FINAL_RESULT}"]
+    assert records("before_agent_finalize", {**payload, "stop_hook_active": True}) == []

@@ -34,7 +34,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     monkeypatch.setenv("HOME", str(folder))
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR",
-                 "OPENCLAW_CONFIG_PATH"):
+                 "OPENCLAW_CONFIG_PATH", "XDG_CONFIG_HOME", "COPILOT_HOME"):
         monkeypatch.delenv(name, raising=False)
     return folder
 
@@ -131,6 +131,16 @@ OPENCLAW_CONFIG = dump({
     "mcp": {"servers": {"fs": {"command": "fs-mcp"}}},
 })
 
+OPENCODE_CONFIG = dump({
+    "$schema": "https://opencode.ai/config.json",
+    "model": "anthropic/claude-sonnet-4-5",
+    "mcp": {"playwright": {"type": "local", "command": ["npx", "-y", "@playwright/mcp"]}},
+    "permission": {"bash": {"git *": "allow", "*": "ask"}},
+})
+
+COPILOT_MCP = dump({"mcpServers": {"github": {"type": "http",
+                                              "url": "https://api.githubcopilot.com/mcp/"}}})
+
 
 def ours(client: str) -> Callable[[Any], bool]:
     return lambda h: isinstance(h, dict) and is_hook_command(h.get("command"), client)
@@ -201,6 +211,7 @@ def check_cursor(prefix: str) -> Callable[[Callable[[str], Any]], None]:
         assert hooks["hooks"]["stop"][0] == {"command": "./hooks/notify.sh"}
         assert [h for h in hooks["hooks"]["stop"] if ours("cursor")(h)]
         assert [h for h in hooks["hooks"]["beforeSubmitPrompt"] if ours("cursor")(h)]
+        assert [h for h in hooks["hooks"]["sessionStart"] if ours("cursor")(h)]
         servers = read(f"{prefix}/.cursor/mcp.json")["mcpServers"]
         assert servers["linear"] == {"url": "https://mcp.linear.app/sse"}
         assert servers["lintaid"]["args"] == ["--project", "${workspaceFolder}"]
@@ -229,6 +240,37 @@ def check_openclaw(pinned: bool) -> Callable[[Callable[[str], Any]], None]:
         assert config["mcp"]["servers"]["fs"] == {"command": "fs-mcp"}
         assert ("--project" in config["mcp"]["servers"]["lintaid"]["args"]) is pinned
         assert read("H/.openclaw/extensions/lintaid/index.js").startswith("// lintaid")
+    return check
+
+
+def check_opencode(prefix: str, plugins: str, pinned: bool) -> Callable[[Callable[[str], Any]], None]:
+    def check(read: Callable[[str], Any]) -> None:
+        config = read(f"{prefix}/opencode.json")
+        assert config["model"] == "anthropic/claude-sonnet-4-5"
+        assert config["permission"] == {"bash": {"git *": "allow", "*": "ask"}}
+        assert config["mcp"]["playwright"]["command"] == ["npx", "-y", "@playwright/mcp"]
+        mine = config["mcp"]["lintaid"]
+        assert mine["type"] == "local" and mine["enabled"] is True
+        assert mine["command"][0] == MCP[0] and ("--project" in mine["command"]) is pinned
+        plugin = read(f"{plugins}/lintaid.js")
+        assert plugin.startswith("// lintaid for OpenCode")
+        [settings] = [line for line in plugin.splitlines() if line.startswith("const SETTINGS")]
+        assert json.dumps(list(HOOK)) in settings and ("project\": null" not in settings) is pinned
+    return check
+
+
+def check_copilot(hooks: str, mcp: str) -> Callable[[Callable[[str], Any]], None]:
+    def check(read: Callable[[str], Any]) -> None:
+        mine = read(hooks)
+        assert mine["version"] == 1
+        assert set(mine["hooks"]) == {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact",
+                                      "SessionEnd"}
+        [stop] = mine["hooks"]["Stop"]
+        assert ours("copilot")(stop) and stop["timeoutSec"] == 10
+        servers = read(mcp)["mcpServers"]
+        assert servers["github"]["url"] == "https://api.githubcopilot.com/mcp/"
+        assert servers["lintaid"] == {"type": "local", "command": MCP[0], "args": [],
+                                      "tools": ["*"]}
     return check
 
 
@@ -261,6 +303,18 @@ CASES = [
     Case("openclaw", "user", {"H/.openclaw/openclaw.json": OPENCLAW_CONFIG},
          check_openclaw(pinned=False),
          ["H/.openclaw/openclaw.json", "H/.openclaw/extensions/lintaid/index.js"]),
+    Case("opencode", "project", {"P/opencode.json": OPENCODE_CONFIG},
+         check_opencode("P", "P/.opencode/plugins", pinned=True),
+         ["P/opencode.json", "P/.opencode/plugins/lintaid.js"]),
+    Case("opencode", "user", {"H/.config/opencode/opencode.json": OPENCODE_CONFIG},
+         check_opencode("H/.config/opencode", "H/.config/opencode/plugins", pinned=False),
+         ["H/.config/opencode/opencode.json", "H/.config/opencode/plugins/lintaid.js"]),
+    Case("copilot", "project", {"P/.github/mcp.json": COPILOT_MCP},
+         check_copilot("P/.github/hooks/lintaid.json", "P/.github/mcp.json"),
+         ["P/.github/hooks/lintaid.json", "P/.github/mcp.json"]),
+    Case("copilot", "user", {"H/.copilot/mcp-config.json": COPILOT_MCP},
+         check_copilot("H/.copilot/hooks/lintaid.json", "H/.copilot/mcp-config.json"),
+         ["H/.copilot/hooks/lintaid.json", "H/.copilot/mcp-config.json"]),
 ]
 
 
@@ -376,6 +430,7 @@ BROKEN = [
     ("agy", "user", "H/.gemini/config/hooks.json", "{\n\n\n  nope\n}", 4),
     ("openclaw", "user", "H/.openclaw/openclaw.json",
      "{\n  // JSON5\n  gateway: { port: 1 },\n}\n", 2),
+    ("opencode", "project", "P/opencode.json", '{\n  // JSONC\n  "model": "x"\n}\n', 2),
 ]
 
 

@@ -20,12 +20,16 @@ from tests.client_sessions import (
     agy_steps,
     codex_payload,
     codex_rollout,
+    copilot_events,
+    copilot_payload,
     cursor_payload,
     cursor_transcript,
     gemini_payload,
     gemini_recording,
     openclaw_messages,
     openclaw_payload,
+    opencode_messages,
+    opencode_payload,
     write_jsonl,
 )
 from tests.conftest import run_cli, run_hook, run_json
@@ -82,9 +86,23 @@ def _openclaw(tmp: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]
     return (payload, [("before_reset", {**payload, "hook_event_name": "before_reset"})])
 
 
+def _opencode(tmp: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    payload = opencode_payload("session.idle", str(tmp), messages=opencode_messages(str(tmp)))
+    return (payload, [("session.compacted", {**payload, "hook_event_name": "session.compacted"})])
+
+
+def _copilot(tmp: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    path = write_jsonl(tmp / "events.jsonl", copilot_events(str(tmp)))
+    return (copilot_payload("Stop", str(tmp), path, stop_reason="end_turn",
+                            stop_hook_active=False),
+            [("PreCompact", copilot_payload("PreCompact", str(tmp), path)),
+             ("SessionEnd", copilot_payload("SessionEnd", str(tmp), path, reason="complete"))])
+
+
 SESSIONS = {"claude-code": ("Stop", _claude), "codex": ("Stop", _codex),
             "gemini": ("AfterAgent", _gemini), "cursor": ("stop", _cursor),
-            "agy": ("PostInvocation", _agy), "openclaw": ("agent_end", _openclaw)}
+            "agy": ("PostInvocation", _agy), "openclaw": ("agent_end", _openclaw),
+            "opencode": ("session.idle", _opencode), "copilot": ("Stop", _copilot)}
 
 
 @pytest.mark.parametrize("client", sorted(SESSIONS))

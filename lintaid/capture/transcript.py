@@ -18,6 +18,8 @@ from typing import Any, Final
 
 from lintaid_client.redact import redact
 
+from . import echo
+
 INITIAL_TAIL_BYTES: Final = 64 * 1024
 MAX_TAIL_BYTES: Final = 4 * 1024 * 1024
 MAX_FIELD_BYTES: Final = 1500
@@ -146,7 +148,8 @@ def _merge(messages: list[Message]) -> list[Message]:
 
 
 def _is_request(msg: Message) -> bool:
-    return msg.is_request and bool(msg.text.strip())
+    """A user line the person wrote, with something left once injected context is dropped."""
+    return msg.is_request and bool(echo.strip(msg.text).strip())
 
 
 def _is_result(msg: Message) -> bool:
@@ -156,7 +159,8 @@ def _is_result(msg: Message) -> bool:
 def summarize(messages: list[Message], last_assistant_message: str | None = None) -> Exchange:
     """Condense the tail into the last request, its result, and the tools and paths used.
 
-    The request is the last real user text; the result is ``last_assistant_message`` (Stop
+    The request is the last real user text, without the context lintaid or the client put
+    into it (``echo``); the result is ``last_assistant_message`` (Stop
     payloads carry it and it does not lag like the transcript) or else the last assistant text
     after that request. Tools and paths come from the messages after the request.
     """
@@ -166,7 +170,7 @@ def summarize(messages: list[Message], last_assistant_message: str | None = None
     for index in range(len(messages) - 1, -1, -1):
         msg = messages[index]
         if msg.role == "user" and _is_request(msg):
-            request = msg.text
+            request = echo.strip(msg.text)
             asked = msg
             start = index + 1
             break

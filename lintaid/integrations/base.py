@@ -10,6 +10,7 @@ and the registry.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -17,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final, Literal, Protocol
 
-from lintaid.capture.transcript import Exchange
+from lintaid.capture import echo
+from lintaid.capture.transcript import Exchange, compact
 
 Scope = Literal["project", "user"]
 CAPTURE_TURN: Final = "outcome"
@@ -125,7 +127,32 @@ class AgentClient(ABC):
     installer: ClassVar[Installer]
     """The subpackage's ``install`` module: configuration in and out, and its checks."""
 
-    # -- hooks -----------------------------------------------------------------------------
+    # -- hooks: what the dispatcher calls ----------------------------------------------------
+    def event(self, name: str, payload: Mapping[str, Any]) -> HookEvent:
+        """The event as lintaid needs it (``parse``), its prompt without what lintaid or the
+        client injected into it (``echo``): a prompt that was only that is no prompt."""
+        ev = self.parse(name, payload)
+        if ev.prompt is None:
+            return ev
+        prompt = echo.strip(ev.prompt)
+        return ev if prompt == ev.prompt else dataclasses.replace(ev, prompt=prompt or None)
+
+    def exchange(self, event: HookEvent) -> Exchange:
+        """The turn the event closes (``read_exchange``), guarded for every client: a request
+        that is only injected context is no capture, and a compaction or session end that
+        finds the last turn without a result yet finds a turn still open, not one to keep."""
+        exchange = self.read_exchange(event)
+        if exchange.request:
+            request = compact(echo.strip(exchange.request))
+            if not request:
+                return Exchange(summary=exchange.summary)
+            exchange.request = request
+        if event.capture != CAPTURE_TURN and not exchange.result:
+            exchange.request, exchange.tools, exchange.paths = "", [], []
+            exchange.turn_id = ""
+        return exchange
+
+    # -- hooks: what each client implements -------------------------------------------------
     @abstractmethod
     def parse(self, event: str, payload: Mapping[str, Any]) -> HookEvent:
         """The event as lintaid needs it."""

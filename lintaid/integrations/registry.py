@@ -7,9 +7,11 @@ from .agy import Antigravity
 from .base import AgentClient
 from .claude_code import ClaudeCode
 from .codex import Codex
+from .copilot import Copilot
 from .cursor import Cursor
 from .gemini import Gemini
 from .openclaw import OpenClaw
+from .opencode import OpenCode
 
 CLIENTS: dict[str, AgentClient] = {client.name: client for client in (
     ClaudeCode(),
@@ -18,6 +20,8 @@ CLIENTS: dict[str, AgentClient] = {client.name: client for client in (
     Cursor(),
     Antigravity(),
     OpenClaw(),
+    OpenCode(),
+    Copilot(),
 )}
 
 

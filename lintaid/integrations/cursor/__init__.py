@@ -1,11 +1,10 @@
 """Cursor: hooks in ``.cursor/hooks.json`` (version 1), the MCP server in ``.cursor/mcp.json``.
 
-Injects on ``beforeSubmitPrompt`` (the prompt is the query) by answering
-``{"continue": true, "additional_context": ...}``, and on ``sessionStart`` if someone
-registers it (some Cursor builds reject that event name, and an unknown name makes Cursor
-drop the whole hooks file, so lintaid does not install it); records the prompt; captures on
-``stop`` from the transcript (``afterAgentResponse``, ``preCompact`` and ``sessionEnd`` are
-understood too). The session is the ``conversation_id``, the project the first of
+Injects the project's state on ``sessionStart``, the one event whose answer Cursor reads
+context from (``additional_context``); ``beforeSubmitPrompt`` answers only whether the prompt
+goes on (``{"continue": true}``: Cursor reads no context there) and records the prompt, and
+the model finds the memories for a prompt through the MCP server. Captures on ``stop`` from
+the transcript (``afterAgentResponse``, ``preCompact`` and ``sessionEnd`` are understood too). The session is the ``conversation_id``, the project the first of
 ``workspace_roots``.
 """
 
@@ -34,7 +33,7 @@ CAPTURE_EVENTS: Final = {
     "preCompact": "checkpoint",
     "sessionEnd": "session-summary",
 }
-INJECT_EVENTS: Final = frozenset({"beforeSubmitPrompt", "sessionStart"})
+INJECT_EVENTS: Final = frozenset({"sessionStart"})
 
 
 class Cursor(AgentClient):
@@ -69,11 +68,9 @@ class Cursor(AgentClient):
         return exchange
 
     def output(self, event: HookEvent, context: str | None) -> dict[str, Any]:
-        if not context:
-            return {}
         if event.name == "beforeSubmitPrompt":
-            return {"continue": True, "additional_context": context}
-        if event.name == "sessionStart":
+            return {"continue": True}  # a gate: its answer carries no context
+        if event.name == "sessionStart" and context:
             return {"additional_context": context}
         return {}
 

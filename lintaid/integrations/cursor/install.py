@@ -1,8 +1,10 @@
 """Install and uninstall the Cursor integration: ``hooks.json`` (version 1) and ``mcp.json``
 in ``<project>/.cursor/`` or the user's ``~/.cursor/``.
 
-Only the two oldest events are registered, ``beforeSubmitPrompt`` and ``stop``: Cursor drops
-a whole hooks file naming an event it does not know. The MCP server gets the project through
+Three events are registered: ``sessionStart`` (where Cursor reads injected context),
+``beforeSubmitPrompt`` and ``stop``. Cursor drops a whole hooks file naming an event it does
+not know, and some early builds with hooks did not know ``sessionStart``: on those, update
+Cursor (the report says so). The MCP server gets the project through
 Cursor's ``${workspaceFolder}`` (expanded by Cursor when it starts the server).
 """
 
@@ -27,7 +29,7 @@ from ..hook_entries import (
 )
 
 CLIENT: Final = "cursor"
-HOOK_EVENTS: Final = ("beforeSubmitPrompt", "stop")
+HOOK_EVENTS: Final = ("sessionStart", "beforeSubmitPrompt", "stop")
 HOOKS_VERSION: Final = 1
 PROJECT_VARIABLE: Final = "${workspaceFolder}"
 OWNS: Final = owned_by(CLIENT)
@@ -79,6 +81,9 @@ def install(root: Path, scope: Scope, commands: Commands) -> InstallReport:
             "turn the 'lintaid' MCP server on in Cursor Settings > MCP if Cursor lists it off")
     if report.changes:
         report.next_steps.insert(0, "restart Cursor so it loads the hooks and the MCP server")
+        report.next_steps.append(
+            "a Cursor build that does not know the sessionStart hook ignores the whole hooks "
+            "file: if lintaid's hooks never run, update Cursor")
     return report
 
 

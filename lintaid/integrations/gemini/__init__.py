@@ -3,7 +3,10 @@
 Injects on SessionStart and BeforeAgent (the prompt) through
 ``hookSpecificOutput.additionalContext``; records the prompt on BeforeAgent; captures on
 AfterAgent (a finished turn: the payload carries the prompt and the response), PreCompress
-and SessionEnd, reading the chat recording for the tools and files used. Gemini CLI parses
+and SessionEnd, reading the chat recording for the tools and files used. Gemini CLI writes
+injected context into the user's message (``<hook_context>`` parts, the ``<session_context>``
+that opens a chat), in the recording and in the prompt fields alike: the readers drop it
+(``lintaid.capture.echo``). Gemini CLI parses
 stderr when stdout is empty, so every answer is JSON, ``{}`` when there is nothing.
 """
 
@@ -13,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
+from lintaid.capture import echo
 from lintaid.capture.transcript import Exchange, compact, summarize, turn_key
 from lintaid_client.redact import redact
 
@@ -62,6 +66,8 @@ class Gemini(AgentClient):
         messages = transcript.read(event.transcript_path) if event.transcript_path else []
         exchange = summarize(messages, event.last_message)
         prompt = text_field(event.payload, "prompt") if event.name == "AfterAgent" else None
+        # Gemini CLI puts SessionStart's context into the turn's prompt (<hook_context>).
+        prompt = echo.strip(prompt) if prompt else None
         if prompt:  # the recording may lag the turn; the payload does not
             request = compact(redact(prompt))
             if request != exchange.request:  # lagging: the recording's id is another turn's

@@ -1,9 +1,13 @@
 """OpenClaw: a small plugin (``plugin/``, JavaScript) whose typed hooks call lintaid's hook
 shim, registered in ``~/.openclaw/openclaw.json`` with the MCP server.
 
-``before_agent_start`` carries the prompt: it is recorded and recalled against, and the
-context goes back as ``prependContext``. ``agent_end`` carries the run's messages: the last
-request and reply are captured from them (OpenClaw's runtime-context carriers skipped). The
+``before_prompt_build`` carries the prompt (the person's own request, ``currentUserMessage``,
+where OpenClaw gives it): it is recorded and recalled against, and the context goes back as
+``prependContext``. (``before_agent_start``, its name before OpenClaw 2026.9, which no longer
+calls it, is still read, for events spooled by an older plugin.) ``before_agent_finalize`` (which OpenClaw awaits, where it does
+not await ``agent_end`` on a one-shot run) and ``agent_end`` carry the run's messages: the last
+request and reply are captured from them (OpenClaw's runtime-context carriers skipped), one
+record for the run whichever event sees it. The
 session is OpenClaw's session id (else its key); the project is the one the install pinned,
 else the agent's workspace.
 """
@@ -25,8 +29,9 @@ from ..base import (
 )
 from . import install
 
-CAPTURE_EVENTS: Final = {"agent_end": "outcome", "before_reset": "session-summary"}
-INJECT_EVENTS: Final = frozenset({"before_agent_start"})
+CAPTURE_EVENTS: Final = {"before_agent_finalize": "outcome", "agent_end": "outcome",
+                         "before_reset": "session-summary"}
+INJECT_EVENTS: Final = frozenset({"before_prompt_build", "before_agent_start"})
 CARRIER_TYPE: Final = "openclaw.runtime-context"
 CARRIER_PREFIX: Final = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
 _PATH_KEYS: Final = ("path", "file_path", "filePath", "file")
@@ -45,15 +50,18 @@ class OpenClaw(AgentClient):
             prompt=text_field(payload, "prompt") if event in INJECT_EVENTS else None,
             session_id=text_field(payload, "session_id", "session_key"),
             cwd=text_field(payload, "cwd", "workspace_dir"),
-            # A failed run's messages end in an error, not an outcome worth keeping.
-            skip=event == "agent_end" and payload.get("success") is False,
+            last_message=text_field(payload, "last_assistant_message"),
+            # A failed run's messages end in an error, not an outcome worth keeping; a
+            # finalize re-run because a hook asked for another pass was captured already.
+            skip=(event == "agent_end" and payload.get("success") is False)
+            or (event == "before_agent_finalize" and payload.get("stop_hook_active") is True),
         )
 
     def read_exchange(self, event: HookEvent) -> Exchange:
         raw = event.payload.get("messages")
         messages = [m for m in map(message, raw) if m is not None] \
             if isinstance(raw, list) else []
-        exchange = summarize(messages)
+        exchange = summarize(messages, event.last_message)
         run = text_field(event.payload, "run_id")  # one run answers one prompt
         if run and exchange.turn_id:
             exchange.turn_id = turn_key(exchange.request, request_id=run)

@@ -1,4 +1,4 @@
-// lintaid for OpenClaw: recall before each agent run, capture after it.
+// lintaid for OpenClaw: recall while each agent run's prompt is built, capture after it.
 //
 // Each hook spawns lintaid's hook shim (`<hookCommand...> openclaw <event>`) with one JSON
 // object on stdin and reads one JSON object back on stdout, exactly as command-hook clients
@@ -75,10 +75,17 @@ function envelope(name, event, ctx, project) {
   };
   const cwd = project || c.workspaceDir || null;
   if (cwd) payload.cwd = cwd;
-  if (typeof e.prompt === "string") payload.prompt = clip(e.prompt);
+  // The request as the person sent it, where the host says (`prompt` may hold reconstructed
+  // history); an explicit "" means there is none.
+  const prompt = typeof e.currentUserMessage === "string" ? e.currentUserMessage : e.prompt;
+  if (typeof prompt === "string") payload.prompt = clip(prompt);
   if (Array.isArray(e.messages)) {
     payload.messages = e.messages.slice(-MAX_MESSAGES).map(slim).filter(Boolean);
   }
+  if (typeof e.lastAssistantMessage === "string") {
+    payload.last_assistant_message = clip(e.lastAssistantMessage);
+  }
+  if (typeof e.stopHookActive === "boolean") payload.stop_hook_active = e.stopHookActive;
   if (typeof e.success === "boolean") payload.success = e.success;
   if (typeof e.durationMs === "number") payload.duration_ms = e.durationMs;
   return payload;
@@ -139,9 +146,11 @@ function register(api) {
     return answer;
   };
 
-  api.on("before_agent_start", async (event, ctx) => {
+  // OpenClaw builds the prompt (and rebuilds it on a retry) with before_prompt_build; the
+  // older before_agent_start is no hook of current OpenClaw (2026.9), which never calls it.
+  api.on("before_prompt_build", async (event, ctx) => {
     try {
-      const answer = await run("before_agent_start", event, ctx);
+      const answer = await run("before_prompt_build", event, ctx);
       if (!answer) return undefined;
       const result = {};
       for (const key of CONTEXT_KEYS) {
@@ -151,6 +160,19 @@ function register(api) {
     } catch {
       return undefined;
     }
+  });
+
+  // OpenClaw awaits before_agent_finalize (it may ask for another pass), but not agent_end on
+  // a one-shot run (`openclaw agent --local` exits without waiting for it): the finished turn
+  // is captured on the first, and agent_end (the same run, so the same record) catches up a
+  // run that ended some other way.
+  api.on("before_agent_finalize", async (event, ctx) => {
+    try {
+      await run("before_agent_finalize", event, ctx);
+    } catch {
+      // capture is best effort
+    }
+    return undefined;
   });
 
   api.on("agent_end", async (event, ctx) => {

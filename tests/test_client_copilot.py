@@ -1,0 +1,78 @@
+"""GitHub Copilot CLI: the session log (its shape read from a real ``copilot -p`` run,
+tests/test_real_clients_copilot.py), the event mapping and output, and capture then recall
+through the real shim."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lintaid.hooks import build_records
+from lintaid.integrations.copilot import Copilot, transcript
+from tests.client_sessions import (
+    COPILOT_SESSION,
+    FINAL_RESULT,
+    FIRST_ANSWER,
+    SECRET_REQUEST,
+    SECRET_RESULT,
+    copilot_events,
+    copilot_payload,
+    write_jsonl,
+)
+from tests.conftest import Served
+from tests.transcripts import FAKE_SECRETS, FINAL_REQUEST
+
+CLIENT = Copilot()
+
+
+def records(event: str, payload: dict) -> list:
+    return build_records(CLIENT, CLIENT.event(event, payload), now=1.0)
+
+
+def test_stop_captures_the_turn_from_the_session_log(tmp_path: Path) -> None:
+    cwd = str(tmp_path)
+    path = write_jsonl(tmp_path / "events.jsonl", copilot_events(cwd))
+    texts = [m.text for m in map(transcript.parse_line, path.read_bytes().splitlines()) if m]
+    assert texts[:2] == ["What does the gateway do when the upstream times out?", FIRST_ANSWER]
+    [rec] = records("Stop", copilot_payload("Stop", cwd, path, stop_hook_active=False))
+    lines = rec.content.split("\n")
+    assert lines[0] == f"Request: {FINAL_REQUEST}"  # the person's words, not transformedContent
+    assert lines[1] == f"Result: {FINAL_RESULT}"
+    assert lines[2] == f"Affected paths: {cwd}/gateway/retry.py, {cwd}/tests/test_retry.py"
+    assert lines[3] == "Tools used: view, edit, create"
+    assert rec.source == f"copilot://{COPILOT_SESSION}/outcome"
+    assert records("Stop", copilot_payload("Stop", cwd, path, stop_hook_active=True)) == []
+
+
+def test_events_and_output(tmp_path: Path) -> None:
+    start = CLIENT.event("SessionStart", copilot_payload("SessionStart", "/p", None,
+                                                         source="new", initial_prompt="hi"))
+    assert start.inject and start.session_start and start.source == "startup"
+    prompt = CLIENT.event("UserPromptSubmit", copilot_payload("UserPromptSubmit", "/p", None,
+                                                              prompt="retry limits?"))
+    assert prompt.inject and prompt.prompt == "retry limits?"
+    assert CLIENT.output(prompt, "ctx") == {"additionalContext": "ctx"}  # top level
+    assert CLIENT.output(prompt, None) == {}
+    stop = CLIENT.event("Stop", copilot_payload("Stop", "/p", None))
+    assert CLIENT.output(stop, "ctx") == {}
+
+
+def test_secrets_are_redacted_before_the_record(tmp_path: Path) -> None:
+    cwd = str(tmp_path)
+    path = write_jsonl(tmp_path / "events.jsonl",
+                       copilot_events(cwd, request=SECRET_REQUEST, result=SECRET_RESULT))
+    [rec] = records("Stop", copilot_payload("Stop", cwd, path))
+    for secret in FAKE_SECRETS[:2]:
+        assert secret not in rec.content
+
+
+def test_capture_then_recall_through_the_shim(served: Served) -> None:
+    cwd = str(served.root)
+    path = write_jsonl(served.root.parent / "events.jsonl", copilot_events(cwd))
+    assert served.hook("Stop", copilot_payload("Stop", cwd, path), provider="copilot") == {}
+    out = served.hook("UserPromptSubmit", copilot_payload(
+        "UserPromptSubmit", cwd, None, session_id="next",
+        prompt="How is the gateway retry policy configured?"), provider="copilot")
+    assert out["additionalContext"].startswith("Recalled for this prompt (lintaid)")
+    assert f"copilot://{COPILOT_SESSION}/outcome" in out["additionalContext"]
+    memory = served.call("status")["memory"]
+    assert (memory["records"], memory["prompts"]) == (1, 1)
