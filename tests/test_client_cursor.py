@@ -107,6 +107,6 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
         prompt="How is the gateway retry policy configured?"), provider="cursor")
     assert out["continue"] is True
     assert "configurable" in out["additional_context"]
-    assert f"cursor://{CURSOR_CONVERSATION}/outcome" in out["additional_context"]
+    assert " · cursor" in out["additional_context"]  # the entry's provenance line
     memory = served.call("status")["memory"]
     assert (memory["records"], memory["prompts"]) == (1, 1)  # the turn; the prompt apart

@@ -52,6 +52,13 @@ class Claim:
     cue: bool
     replaces: str | None = None
     weak: bool = False  # takes part only in relations naming its value (see module docstring)
+    topic: tuple[tuple[str, float], ...] = ()
+    """What the claim is about, as weighted terms (``lintaid.policy.topics``)."""
+    cue_kind: str = ""
+    """What the statement does with its value (``lintaid.policy.cues``): change, revert, ..."""
+    peers: str = ""
+    """Every other value its statement states (``relations.SEP``-joined): a list restated
+    with one more item does not retire the items it still holds."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -48,6 +48,12 @@ _PAIRS: Final = (
 )
 
 
+_PAIRS_OF: Final = _PAIRS.replace(
+    "FROM relations r", "FROM (SELECT * FROM relations WHERE source_record IN ({ids}) UNION"
+    " SELECT * FROM relations WHERE target_record IN ({ids})) r", 1)
+"""``_PAIRS`` for relations with an end among given records (two ``{ids}`` lists)."""
+
+
 class ReviewTable:
     """``write``: the writer's connection (decisions, and what the engine reads while it
     derives); ``read``: this thread's read connection."""
@@ -57,11 +63,11 @@ class ReviewTable:
         self._read = read
 
     # -- what the engine reads (writer thread) ---------------------------------------------
-    def rejected(self, scope: str, subject: str, predicate: str) -> set[str]:
-        """Item ids rejected on this chain."""
-        return {r[0] for r in self._write.execute(
-            "SELECT item_id FROM reviews WHERE scope = ? AND subject = ? AND predicate = ?"
-            " AND decision = 'reject'", (scope, subject, predicate))}
+    def rejected_items(self, item_ids: Iterable[str]) -> set[str]:
+        """Those of ``item_ids`` a person rejected."""
+        return {r[0] for r in in_batches(
+            self._write, "SELECT item_id FROM reviews WHERE decision = 'reject'"
+            " AND item_id IN ({ids})", item_ids)}
 
     # -- pairs a person may settle -----------------------------------------------------------
     def pairs(self, user_id: str, min_confidence: float, *,
@@ -79,8 +85,9 @@ class ReviewTable:
             sql = _PAIRS + order + (" LIMIT ?" if limit is not None else "")
             rows = conn.execute(sql, [*params, *([limit] if limit is not None else [])])
             return [dict(r) for r in rows]
-        found = in_batches(conn, _PAIRS + " AND (r.source_record IN ({ids})"
-                           " OR r.target_record IN ({ids}))", record_ids, params)
+        # Driven by the records' own relations (both ends are indexed), never a scan of every
+        # relation of the kind: the cost follows the hits, not the store.
+        found = in_batches(conn, _PAIRS_OF, record_ids, after=params)
         seen: set[tuple[str, str, str]] = set()
         out = []
         for row in found:
