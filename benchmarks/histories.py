@@ -444,7 +444,7 @@ def overlaps(evidence: str, quote: str) -> bool:
         return True
     m = difflib.SequenceMatcher(None, a, b, autojunk=False).find_longest_match(
         0, len(a), 0, len(b))
-    return m.size >= 0.6 * min(len(a), len(b))
+    return m.size >= min(0.6 * min(len(a), len(b)), 25)
 
 
 def gold_pairs(facts: list[dict[str, Any]]) -> set[tuple[int, int, str, str]]:

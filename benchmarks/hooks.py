@@ -12,7 +12,11 @@ Prints, for a throwaway project with a real daemon:
   * captures per second: 50 concurrent shims, and the daemon alone with 500 events in flight;
   * the hook with a ~2 MB prompt and a ping sent right after it, the hook against a daemon that
     does not answer (SIGSTOP: the budget path), and the hook that finds no daemon and starts
-    one (auto-start). Tests check these paths' behaviour; their times are printed here.
+    one (auto-start). Tests check these paths' behaviour; their times are printed here;
+  * the injection ledger's own cost on the hook path (``lintaid.ledger``): finding an
+    injection's markers, adding its row and judging it at the next capture, each timed on a
+    real store inside an open transaction (where the hook's own records are written, so no
+    commit of its own), as a share of the UserPromptSubmit hook's median.
 Runs are interleaved (floor, hook, floor, hook, ...) so machine noise hits both alike.
 
     python benchmarks/hooks.py [--runs 60]
@@ -63,6 +67,53 @@ def summary(name: str, values: list[float], floor: list[float] | None = None) ->
         text += (f"   {med / statistics.median(floor):4.2f}x median, "
                  f"{pct(values, 0.99) / pct(floor, 0.99):4.2f}x p99")
     return text
+
+
+def ledger_cost(tmp: Path, runs: int) -> dict[str, float]:
+    """Median seconds of each ledger step on the hook path, on a real store."""
+    from lintaid import ledger
+    from lintaid.capture.record import turn_record
+    from lintaid.integrations import injection
+    from lintaid.retrieval.markers import markers
+    from lintaid.store.memory import MemoryStore
+    from lintaid_client.models import Hit, Passage
+
+    root = tmp / "ledger"
+    root.mkdir()
+    store = MemoryStore(root)
+    content = ("Request: How is the gateway retry policy configured?\nResult: `RetryPolicy` "
+               "in gateway/retry.py reads max_retries (3) and backoff_ms (250 ms) from "
+               "config/gateway.toml. The tests in tests/test_retry.py cover it.")
+    hit = Hit(id="m" + "0" * 23, content=content, created_at=time.time(), client="claude-code",
+              passages=[Passage(content.index("`Retry"), len(content), 0.5, {"retri": 0.5})])
+    where = injection.Where("main", None, None)
+    steps: dict[str, list[float]] = {"markers": [], "add": [], "judge": []}
+    try:
+        block = injection.recall([hit], where=where)
+        assert block is not None
+        shown = "\n".join(line for line in block.text.splitlines() if line.startswith("  "))
+        for i in range(runs):
+            # What the ledger adds to rendering: the markers of what was shown, the entry.
+            started = time.perf_counter()
+            markers(shown)
+            entry = ledger.entry("claude-code", f"s{i}", "UserPromptSubmit", ledger.PROMPT,
+                                 block, "How is the gateway retry policy configured?")
+            steps["markers"].append(time.perf_counter() - started)
+            rec = turn_record(client="claude-code", session_id=f"s{i}", event="Stop",
+                              turn_id=f"t{i}", request="q", result="RetryPolicy now reads "
+                              "backoff_ms from config/gateway.toml.", paths=[], tools=[],
+                              cwd=None, branch=None, revision=None, metadata={})
+            assert rec is not None
+            with store.transaction():
+                started = time.perf_counter()
+                ledger.note(store.ledger, entry)
+                steps["add"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                ledger.judge(store.ledger, rec)
+                steps["judge"].append(time.perf_counter() - started)
+    finally:
+        store.close()
+    return {name: statistics.median(values) for name, values in steps.items()}
 
 
 def main() -> None:
@@ -245,6 +296,12 @@ def main() -> None:
     print(summary("hook Stop, no daemon: auto-start", autostart, floor))
     for name, values in cli.items():
         print(summary(f"lintaid {name} (CLI, daemon up)", values, floor))
+    cost = ledger_cost(tmp, max(50, opts.runs))
+    total = sum(cost.values())
+    print(f"{'ledger on the hook path':<36} {total * 1e6:7.0f} us   (markers "
+          f"{cost['markers'] * 1e6:.0f} us, add {cost['add'] * 1e6:.0f} us, judge at the next "
+          f"capture {cost['judge'] * 1e6:.0f} us) = "
+          f"{100 * total / statistics.median(prompt):.2f}% of the UserPromptSubmit hook's median")
     print(f"{'50 concurrent Stop shims':<34} {50 / burst:7.1f} captures/s  ({burst:.2f} s, "
           "mostly starting 50 Python processes on this machine)")
     print(f"{'daemon alone, 500 Stop events':<34} {500 / in_daemon:7.1f} captures/s  "

@@ -35,7 +35,11 @@ at the probe (a revert makes the first statement current again), *stale* otherwi
 * stale presentations: (probe, item, statement) triples presenting a stale statement as current.
 
 Also counted: prompts echoed back (``User prompt``), configuration leaked (the settings file,
-``"timeout": 10``), secrets leaked, bytes injected. Targets (issue 9, for the final product):
+``"timeout": 10``), secrets leaked, bytes injected. Beside the project's own code sit two
+small libraries vendored under ``src/`` (copies of h11 and idna, installed here): their
+docstrings are about HTTP requests and hosts, so the prompts about the gateway's HTTP library
+(``vendored`` probes) say whether the memory that answers comes first (``first answers``) and
+how many entries showed library code (``third-party entries``). Targets (issue 9, for the final product):
 precision >= 0.8, recall >= 0.9, stale presentations 0.
 
     python benchmarks/injection.py [--sessions N] [--max-bytes 8000] [--json PATH] [--show N]
@@ -138,6 +142,7 @@ class Turn:
 class Ask:
     prompt: str
     topics: tuple[str, ...]
+    vendored: bool = False  # the vendored libraries' docstrings match it too
 
 
 @dataclass(frozen=True)
@@ -218,7 +223,9 @@ SESSIONS: list[list[Step]] = [
           ("api/items.py",))],
     [Turn("Replace the HTTP client.", ("The gateway now uses httpx instead of requests.",),
           "Rewrote gateway/http.py on httpx.AsyncClient."),
-     Ask("Which HTTP client does the gateway use?", ("http client",)),
+     Ask("Which HTTP client does the gateway use?", ("http client",), vendored=True),
+     Ask("Which HTTP library does the gateway use for outbound calls?", ("http client",),
+         vendored=True),
      Compact("Moved the gateway to httpx; tests green.")],
     [Turn("Retry more on timeouts.", ("Gateway timeout retry attempts: 3.",),
           "Raised the limit in gateway/retry.py."),
@@ -250,7 +257,7 @@ SESSIONS: list[list[Step]] = [
     [Turn("Go back to the old HTTP client.", ("The gateway uses requests again instead of "
                                               "httpx.",),
           "httpx broke the proxy setup; restored gateway/http.py."),
-     Ask("Which HTTP client does the gateway use?", ("http client",))],
+     Ask("Which HTTP client does the gateway use?", ("http client",), vendored=True)],
     [Ask("Which queue do the workers use?", ("queue",)),
      Turn("Add metrics.", (), "Added Prometheus metrics to the gateway.",
           ("gateway/metrics.py",))],
@@ -302,6 +309,7 @@ class Harness:
         (root / "gateway").mkdir()
         (root / "gateway" / "app.py").write_text("TIMEOUT = 5\n\ndef handle(request):\n"
                                                  "    return request\n")
+        vendor(root / "src")
         git(root, "add", "-A")
         git(root, "commit", "-q", "-m", "init")
         paths.ensure_state_dir(root)
@@ -400,6 +408,7 @@ class Probe:
     relevant_work: set[str]
     current: dict[str, str]
     text: str | None = None
+    vendored: bool = False
 
 
 @dataclass
@@ -451,8 +460,8 @@ def items(text: str, kind: str) -> list[Item]:
     prompt gets, and what SessionStart got before it brought the project's state), else one
     item per ``- `` line."""
     out: list[Item] = []
-    if kind == "prompt" or "\n- Memory " in text:
-        for entry in re.split(r"\n(?=- Memory )", text)[1:]:
+    if kind == "prompt":
+        for entry in _entries(text):
             lines = entry.splitlines()
             label = lines[0]
             current, disputed = [], []
@@ -480,6 +489,18 @@ def items(text: str, kind: str) -> list[Item]:
             continue
         now = body.split("; before:", 1)[0]
         out.append(Item(fold(now), "", line))
+    return out
+
+
+def _entries(text: str) -> list[str]:
+    """A prompt's block cut into entries: each top-level ``- `` line (its provenance) with the
+    indented lines after it (its statements and notes); the header is no entry."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("- "):
+            out.append(line)
+        elif line.startswith((" ", "\t")) and out and line.strip():
+            out[-1] += "\n" + line
     return out
 
 
@@ -567,7 +588,7 @@ def run(sessions: int, max_bytes: int, workdir: Path, log: Any = None) -> list[P
                 elif isinstance(step, Ask):
                     wanted = {(t, tl.current[t]) for t in step.topics if t in tl.current}
                     probe = Probe("prompt", n, step.prompt, wanted, wanted, set(), set(),
-                                  dict(tl.current))
+                                  dict(tl.current), vendored=step.vendored)
                     probe.text = harness.hook("UserPromptSubmit", {"session_id": session,
                                                                    "prompt": step.prompt})
                     probes.append(probe)
@@ -622,6 +643,34 @@ def _turn(harness: Harness, transcript: Transcript, session: str, request: str,
                           "permission_mode": "default"})
 
 
+VENDORED_LIBRARIES = ("h11", "idna")
+
+
+def vendor(folder: Path) -> None:
+    """Copy the vendored libraries (installed here) into ``folder``, one package each."""
+    import importlib
+    import shutil
+
+    for name in VENDORED_LIBRARIES:
+        source = Path(importlib.import_module(name).__file__ or "").parent
+        shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def vendored_figures(probes: list[Probe]) -> dict[str, Any]:
+    """The vendored probes: how often the first entry presents the answer, and how many
+    entries showed the vendored libraries' code."""
+    asked = [p for p in probes if p.vendored]
+    first = third_party = 0
+    for probe in asked:
+        found = items(probe.text or "", probe.kind)
+        shown = [item for item in found if any(f"src/{lib}/" in item.raw
+                                               for lib in VENDORED_LIBRARIES)]
+        third_party += len(shown)
+        if found and {fact for _s, fact in presented(found[0])} & probe.expected_facts:
+            first += 1
+    return {"probes": len(asked), "first_answers": first, "third_party_entries": third_party}
+
+
 def report(probes: list[Probe]) -> dict[str, Any]:
     by_kind: dict[str, Score] = {}
     overall = Score()
@@ -638,6 +687,7 @@ def report(probes: list[Probe]) -> dict[str, Any]:
         and fig["recall"] is not None and fig["recall"] >= TARGETS["recall"]
         and fig["stale_presentations"] == TARGETS["stale"])
     out["stale_examples"] = _stale_examples(probes)
+    out["vendored"] = vendored_figures(probes)
     return out
 
 
@@ -722,6 +772,9 @@ def main(argv: list[str] | None = None) -> int:
     print(table(result))
     print(f"targets: precision >= {TARGETS['precision']}, recall >= {TARGETS['recall']}, "
           f"stale presentations {TARGETS['stale']}; met: {result['meets_targets']}")
+    ven = result["vendored"]
+    print(f"vendored libraries under src/: the first entry answers {ven['first_answers']} of "
+          f"{ven['probes']} probes; third-party entries shown: {ven['third_party_entries']}")
     for ex in result["stale_examples"]:
         print(f"stale: {ex['stale']!r} shown as current {ex['times']}x ({ex['probe']}, "
               f"first in session {ex['session']}: {ex['query']!r}; now {ex['current']!r})")

@@ -329,9 +329,18 @@ def status(root: Path, as_json: bool) -> None:
             f"{ws.get('watcher_mode', '?')}, queue {ws.get('queue_depth', 0)}, last event "
             f"{_ago(ws.get('last_event_at'))}"
         )
+        skipped = sum((ws.get("third_party") or {}).values())
+        if skipped:
+            lines.append(f"  third-party files left out: {skipped} ("
+                         + ", ".join(f"{n} {why}" for why, n in ws["third_party"].items() if n)
+                         + ")")
         if ws.get("recovered"):
             lines.append(f"  workspace.db was damaged ({ws['recovered']['reason']}): set aside "
                          f"as {ws['recovered']['moved_to']} and rebuilt from the files")
+    week = (data.get("ledger") or {}).get("last_7_days")
+    if week:
+        lines.append(f"  injected  {week['injections']} times in 7 days, {week['tokens']} "
+                     f"tokens; {_used(week)} (`lintaid stats`)")
     backups = data.get("backups") or {}
     lines.append(f"  backups   {backups.get('kept', 0)} kept"
                  + (f", newest {_ago(backups.get('newest_at'))} ({backups['newest']})"
@@ -697,6 +706,48 @@ def audit(root: Path, as_json: bool, **values: Any) -> None:
         click.echo("no changes recorded")
     if result.get("next") is not None:
         click.echo("(more: narrow with --id, --since or --actor, or raise --limit)", err=True)
+
+
+@main.command()
+@project_option
+@op_options("stats")
+@click.option("--by", "by", type=click.Choice(["day", "client", "session"]), default="day",
+              show_default=True, help="How to group the table (--json prints every grouping).")
+@json_flag
+def stats(root: Path, by: str, as_json: bool, **values: Any) -> None:
+    """What memory did: injections, the memories and estimated tokens they gave, and how
+    often the agent's next reply or tool calls used them (judged at the session's next
+    capture)."""
+    result = call(root, "stats", op_args("stats", values))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    total = result["totals"]
+    if not total["injections"]:
+        click.echo("nothing injected yet")
+        return
+    click.echo(f"{total['injections']} injections, {total['records']} memories shown, "
+               f"{total['tokens']} tokens (about {total['mean_tokens']} each); "
+               f"{_used(total)}")
+    click.echo(f"{by:<26} {'injections':>10} {'memories':>8} {'tokens':>8} {'judged':>6} "
+               f"{'used':>5}")
+    for row in result[f"by_{by}"]:
+        click.echo(f"{str(row[by] or '-')[:26]:<26} {row['injections']:>10} "
+                   f"{row['records']:>8} {row['tokens']:>8} {row['judged']:>6} "
+                   f"{row['used']:>5}")
+    for item in result["recent"]:
+        used = "-" if item["used"] is None else "used" if item["used"] else "unused"
+        click.echo(f"  {_utc(item['at'])} {item['client'] or '-'} {item['event']}: "
+                   f"{len(item['records'])} memories, {item['tokens']} tokens, {used}"
+                   + (f" ({', '.join(item['used_markers'][:3])})" if item["used_markers"]
+                      else ""))
+
+
+def _used(figures: dict[str, Any]) -> str:
+    if not figures["judged"]:
+        return "none judged yet (the next capture of a session judges its injections)"
+    return (f"used in {figures['used']} of {figures['judged']} judged "
+            f"({100 * figures['used_share']:.0f}%)")
 
 
 @main.command(name="export")

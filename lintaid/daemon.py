@@ -59,8 +59,9 @@ def _version(dist: str) -> str:
 
 @dataclass
 class Config:
-    inject_top_k: int = 5
+    inject_top_k: int = 3
     inject_max_bytes: int = 8000
+    inject_max_tokens: int = 600  # a prompt's block, estimated (SessionStart: max bytes)
     watch_workspace: bool = True
     log_level: str = "info"
     log_stderr: bool = False
@@ -199,7 +200,8 @@ class Daemon:
         self.pause_state = PauseState(paths.pause_path(self.root))
         hooks = HookDispatcher(self.root, self.inject_reader, self.store, self.writer.submit,
                                InjectConfig(self.config.inject_top_k,
-                                            self.config.inject_max_bytes),
+                                            self.config.inject_max_bytes,
+                                            self.config.inject_max_tokens),
                                paused=self.pause_state.paused)
         # The team tier pushes and pulls on threads of its own; nothing here waits on it.
         self.team = TeamTier(self.root, self.store, self.writer.submit, registry.names)
@@ -429,6 +431,9 @@ class Daemon:
             "writer_queue": self.writer.depth,
             "spool_depth": len(spool_files.pending(self.root)),
             "memory": self.store.counts(),
+            # What injection gave and whether it was used (``lintaid stats``).
+            "ledger": {"total": self.store.ledger.totals(),
+                       "last_7_days": self.store.ledger.totals(time.time() - 7 * 86400)},
             # Which search runs: lexical only (no semantic extra ships; see the README).
             "search": {"mode": "lexical", "indexes": "per user", "users": users},
             "clients": {name: client.installed(self.root)

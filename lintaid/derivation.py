@@ -9,17 +9,18 @@ types and back) and says when derivation runs, always on the writer thread:
 - workspace.db: in each writer job that applies file changes (``apply_files``), and in full on
   ``reindex --full`` (``rebuild_workspace``).
 
-Documents meet memory. The project's decision documents inform memory: each memory chain of
-project scope also holds, as read-only external members, the claims of workspace files on its
-subject and predicate (of any file scope) that the workspace has not retired (a file another
-file supersedes by frontmatter takes no part). Memory claims get relations and statuses
-against them by the same rules (``lintaid.policy.relations``); nothing is written to
+Documents meet memory. The project's decision documents inform memory: a memory claim of
+project scope also has, as read-only external candidates, the claims of workspace files (of
+any file scope) that share a key with it and that the workspace has not retired (a file
+another file supersedes by frontmatter takes no part). Memory claims get relations and
+statuses against them by the same rules (``lintaid.policy.relations``); nothing is written to
 workspace.db from memory. A memory claim a document retires names the file in
 ``superseded_by`` and keeps the file's value (``superseded_by_value``). Both stores are written
 only on the writer thread, so the order is fixed: a job that applies file changes derives the
-files, then the memory chains whose documents' claims changed (``apply_files(...,
-memory=...)``); ``link_documents`` derives again every memory chain documents take part in (or
-took part in) when the daemon starts or stops reading a workspace. It skips that when memory
+files, then the memory claims holding the keys of the documents' claims that changed
+(``apply_files(..., memory=...)``); ``link_documents`` relates again every memory claim
+documents may take part in (or took part in) when the daemon starts or stops reading a
+workspace. It skips that when memory
 was last derived against the documents as they stand: every write of workspace.db's files
 gives it a new generation, and memory.db keeps the generation it is in step with (cleared by
 any derivation of memory without the documents, or after a failed batch, which rolls both
@@ -45,17 +46,19 @@ from . import __version__
 from .policy import (
     PROJECT,
     REBUILD_BATCH,
-    ChainKey,
     ClaimRef,
     ClaimState,
     RecordInput,
     RecordState,
     Relation,
+    claim_keys,
     derive,
     rebuild,
     staleness,
 )
-from .store.derived_tables import DerivedTables
+from .policy.engine import NEAREST
+from .policy.topics import decode, encode
+from .store.derived_tables import INFERRED, DerivedTables
 from .store.memory import MemoryStore
 from .store.schema import get_meta, set_meta
 from .store.workspace import ApplyResult, FileUpdate, WorkspaceStore
@@ -64,7 +67,9 @@ RULE_MODULES: Final = (
     "lintaid.policy.sentences", "lintaid.policy.claims", "lintaid.policy.scope",
     "lintaid.policy.relations", "lintaid.policy.status", "lintaid.policy.inputs",
     "lintaid.policy.engine", "lintaid.workspace.documents", "lintaid.derivation",
-    "lintaid.policy.assertions", "lintaid.policy.staleness", "lintaid.policy.weak",
+    "lintaid.policy.assertions", "lintaid.policy.staleness", "lintaid.policy.beliefs",
+    "lintaid.policy.statements", "lintaid.policy.values", "lintaid.policy.cues",
+    "lintaid.policy.topics", "lintaid.policy.vocabulary",
 )
 
 
@@ -94,24 +99,15 @@ class Row(Protocol):
     def __getitem__(self, key: str) -> Any: ...
 
 
-def chain_id(key: ChainKey) -> str:
-    return "\x1f".join(key)
-
-
-def sentence_chain_id(record_id: str) -> str:
-    """Where the relations retiring a record's sentences together are kept (no chain key
-    starts with this character)."""
-    return "\x1e" + record_id
-
-
 def _claim(row: Row, *, scope: str | None = None, external: bool = False) -> ClaimRef:
     return ClaimRef(
         claim_id=row["claim_id"], record_id=row["record_id"], scope=scope or row["scope"],
         subject=row["subject"], predicate=row["predicate"], value=row["value"],
         effective_at=row["effective_at"], source_kind=row["source_kind"], cue=bool(row["cue"]),
         replaces=row["replaces"], order_key=(row["created_at"], row["record_id"], row["n"]),
-        evidence=row["evidence"], start=row["start"], end=row["end"], weak=bool(row["weak"]),
-        external=external,
+        evidence=row["evidence"], start=row["start"], end=row["end"], external=external,
+        topic=tuple(sorted(decode(row["topic"]).items())), cue_kind=row["cue_kind"],
+        peers=row["peers"],
     )
 
 
@@ -119,7 +115,31 @@ def _claim_row(c: ClaimRef) -> tuple[Any, ...]:
     created_at, _record, n = c.order_key
     return (c.claim_id, c.record_id, n, created_at, c.source_kind, c.scope, c.subject,
             c.predicate, c.value, c.evidence, c.start, c.end, c.effective_at, int(c.cue),
-            c.replaces, int(c.weak))
+            c.replaces, encode(dict(c.topic)), c.cue_kind, c.peers)
+
+
+def _key_rows(claims: Sequence[ClaimRef]) -> list[tuple[Any, ...]]:
+    return [(key, c.claim_id, c.record_id, c.scope, int(strong), c.order_key[0])
+            for c in claims for key, strong in claim_keys(c).items()]
+
+
+def _wanted(claim: ClaimRef) -> list[tuple[str, float, bool]]:
+    """What ``candidates`` looks up for a claim: each key, where the claim sits in time, and
+    whether only strong holders will do (the claim holds it weakly)."""
+    return [(key, claim.order_key[0], not strong) for key, strong in claim_keys(claim).items()]
+
+
+def _candidates(tables: DerivedTables, claims: Sequence[ClaimRef], scopes: set[str] | None,
+                external: bool = False) -> dict[str, list[ClaimRef]]:
+    """Each claim's candidates among ``tables``' claims (``PolicyStore.candidates``)."""
+    found = tables.candidates([w for c in claims for w in _wanted(c)], scopes, NEAREST)
+    ids = {i for idl in found.values() for i in idl}
+    rows = {r["claim_id"]: _claim(r, external=external) for r in tables.claims_by_id(ids)}
+    out: dict[str, list[ClaimRef]] = {}
+    for c in claims:
+        mine = {i for w in _wanted(c) for i in found.get(w, ())}
+        out[c.claim_id] = [rows[i] for i in sorted(mine) if i in rows]
+    return out
 
 
 def _relation(row: Row) -> Relation:
@@ -128,14 +148,16 @@ def _relation(row: Row) -> Relation:
 
 
 def _relation_rows(chain: str | None, relations: Sequence[Relation]) -> list[tuple[Any, ...]]:
-    """Numbered within the chain, or (explicit) within each link, to be read back in order."""
+    """Explicit ones (``chain`` None) numbered within each link, to be read back in order;
+    inferred ones are unordered (0): a pair's relation depends on the pair alone."""
     rows: list[tuple[Any, ...]] = []
     n, link = 0, None
     for r in relations:
         if chain is None and (r.source_record, r.target_record) != link:
             n, link = 0, (r.source_record, r.target_record)
-        rows.append((chain, n, r.source_claim, r.target_claim, r.source_record, r.target_record,
-                     r.kind, r.confidence, r.method, r.evidence))
+        rows.append((chain, n if chain is None else 0, r.source_claim, r.target_claim,
+                     r.source_record, r.target_record, r.kind, r.confidence, r.method,
+                     r.evidence))
         n += 1
     return rows
 
@@ -149,12 +171,15 @@ class _DerivedState:
     def claims(self, record_ids: Collection[str]) -> list[ClaimRef]:
         return [_claim(r) for r in self.tables.claims(record_ids)]
 
-    def rejections(self, key: ChainKey) -> Collection[str]:
+    def rejected(self, pair_ids: Collection[str]) -> Collection[str]:
         """Nothing is rejected unless the store holds review decisions (memory.db does)."""
         return ()
 
-    def chain(self, key: ChainKey) -> list[ClaimRef]:
-        return [_claim(r) for r in self.tables.chain(*key)]
+    def candidates(self, claims: Sequence[ClaimRef]) -> Mapping[str, Sequence[ClaimRef]]:
+        return _candidates(self.tables, claims, {c.scope for c in claims})
+
+    def claims_with_keys(self, keys: Collection[str]) -> list[ClaimRef]:
+        return [_claim(r) for r in self.tables.claims_with_keys(keys, NEAREST)]
 
     def explicit_relations(self, record_ids: Collection[str]) -> list[Relation]:
         return [_relation(r) for r in self.tables.explicit_relations(record_ids)]
@@ -164,10 +189,6 @@ class _DerivedState:
 
     def relations_of_claims(self, claim_ids: Collection[str]) -> list[Relation]:
         return [_relation(r) for r in self.tables.relations_of_claims(claim_ids)]
-
-    def sentence_relations(self, record_ids: Collection[str]) -> list[Relation]:
-        return [_relation(r) for r in
-                self.tables.relations_in([sentence_chain_id(rid) for rid in record_ids])]
 
     def claim_states(self, claim_ids: Collection[str]) -> dict[str, ClaimState]:
         return {r["claim_id"]: ClaimState(r["status"], r["superseded_by_claim"],
@@ -180,24 +201,16 @@ class _DerivedState:
                 for r in self.tables.record_states(record_ids)}
 
     def replace_claims(self, record_ids: Collection[str], claims: Sequence[ClaimRef]) -> None:
-        self.tables.replace_claims(record_ids, [_claim_row(c) for c in claims])
+        self.tables.replace_claims(record_ids, [_claim_row(c) for c in claims],
+                                   _key_rows(claims))
 
     def replace_explicit_relations(self, record_ids: Collection[str],
                                    relations: Sequence[Relation]) -> None:
         self.tables.replace_explicit_relations(record_ids, _relation_rows(None, relations))
 
-    def replace_chain_relations(self, key: ChainKey, relations: Sequence[Relation]) -> None:
-        cid = chain_id(key)
-        self.tables.replace_chain_relations(cid, _relation_rows(cid, relations))
-
-    def replace_sentence_relations(self, record_ids: Collection[str],
+    def replace_inferred_relations(self, claim_ids: Collection[str],
                                    relations: Sequence[Relation]) -> None:
-        by_target: dict[str, list[Relation]] = {}
-        for rel in relations:
-            by_target.setdefault(rel.target_record, []).append(rel)
-        rows = [row for rid, rels in sorted(by_target.items())
-                for row in _relation_rows(sentence_chain_id(rid), rels)]
-        self.tables.replace_relations_in([sentence_chain_id(rid) for rid in record_ids], rows)
+        self.tables.replace_inferred_relations(claim_ids, _relation_rows(INFERRED, relations))
 
     def write_claim_states(self, states: Sequence[tuple[ClaimRef, ClaimState]]) -> None:
         values = self.external_values([s.superseded_by_claim for _c, s in states
@@ -248,16 +261,16 @@ class MemoryPolicy(_DerivedState):
     def links(self, ids: Collection[str]) -> set[tuple[str, str]]:
         return {(r["new_id"], r["old_id"]) for r in self.store.link_rows(ids)}
 
-    def chain(self, key: ChainKey) -> list[ClaimRef]:
-        own = super().chain(key)
-        if self.documents is None or key[0] != PROJECT:
+    def candidates(self, claims: Sequence[ClaimRef]) -> Mapping[str, Sequence[ClaimRef]]:
+        own = super().candidates(claims)
+        project = [c for c in claims if c.scope == PROJECT]
+        if self.documents is None or not project:
             return own
-        scope, subject, predicate = key
-        return own + [_claim(r, scope=scope, external=True)
-                      for r in self.documents.derived.standing_claims(subject, predicate)]
+        docs = _candidates(self.documents.derived, project, None, external=True)
+        return {cid: [*own.get(cid, ()), *docs.get(cid, ())] for cid in own.keys() | docs.keys()}
 
-    def rejections(self, key: ChainKey) -> Collection[str]:
-        return self.store.reviews.rejected(*key)
+    def rejected(self, pair_ids: Collection[str]) -> Collection[str]:
+        return self.store.reviews.rejected_items(pair_ids)
 
     def external_values(self, claim_ids: Collection[str]) -> dict[str, str]:
         if self.documents is None or not claim_ids:
@@ -299,14 +312,15 @@ def _in_step(store: MemoryStore, was: str, documents: WorkspaceStore) -> None:
         set_meta(store.db, DOCUMENTS_SYNCED, documents_generation(documents))
 
 
-def document_chains(documents: WorkspaceStore, paths: Iterable[str]) -> set[ChainKey]:
-    """The memory chains the claims of these files (as stored now) take part in."""
-    return {(PROJECT, r["subject"], r["predicate"]) for r in documents.derived.claims(paths)}
+def document_keys(documents: WorkspaceStore, paths: Iterable[str]) -> set[str]:
+    """The keys the claims of these files (as stored now) hold."""
+    return documents.derived.keys_of_records(paths, strong_only=True)
 
 
-def derive_document_chains(store: MemoryStore, documents: WorkspaceStore | None,
-                           keys: Iterable[ChainKey]) -> None:
-    """Writer thread: derive memory chains again after their documents' claims changed."""
+def derive_document_keys(store: MemoryStore, documents: WorkspaceStore | None,
+                         keys: Iterable[str]) -> None:
+    """Writer thread: relate again the memory claims holding ``keys`` after documents'
+    claims holding them changed."""
     keys = set(keys)
     if keys:
         store.mark_dirty(derive(MemoryPolicy(store, documents), (), keys), derive=False)
@@ -314,21 +328,19 @@ def derive_document_chains(store: MemoryStore, documents: WorkspaceStore | None,
 
 def link_documents(store: MemoryStore, documents: WorkspaceStore | None) -> int:
     """Writer job: memory now reads ``documents`` (None: no workspace). Unless memory is in
-    step with them already, derive again every memory chain the documents' claims take part
-    in, and every chain that held another store's claims before; return how many chains."""
+    step with them already, relate again every memory claim the documents' claims may take
+    part in, and every one that held another store's claims before; return how many keys."""
     generation = documents_generation(documents)
+    store_documents = documents
     if get_meta(store.db, DOCUMENTS_SYNCED) == generation:
         return 0
-    keys: set[ChainKey] = set()
-    if documents is not None:
-        keys = {(PROJECT, subject, predicate)
-                for subject, predicate in documents.derived.claim_subjects()}
-    for chain in store.derived.chains_reaching("records", "id"):
-        scope, _, rest = chain.partition("\x1f")
-        subject, _, predicate = rest.partition("\x1f")
-        if predicate:
-            keys.add((scope, subject, predicate))
-    derive_document_chains(store, documents, keys)
+    keys: set[str] = set()
+    if store_documents is not None:
+        keys = store_documents.derived.all_keys()
+    reaching = store.derived.records_reaching("records", "id")
+    if reaching:
+        keys |= store.derived.keys_of_records(reaching, strong_only=True)
+    derive_document_keys(store, documents, keys)
     set_meta(store.db, DOCUMENTS_SYNCED, generation)
     return len(keys)
 
@@ -418,7 +430,7 @@ def apply_files(store: WorkspaceStore, updates: Iterable[FileUpdate],
                 removed: Iterable[str], memory: MemoryStore | None = None) -> ApplyResult:
     """Writer job: write file changes and derive their policy state, in one transaction; then,
     with ``memory`` (inside the writer's batch), the memory chains whose documents changed."""
-    keys: set[ChainKey] = set()
+    keys: set[str] = set()
     was = documents_generation(store)
     with store.transaction():
         result = store.apply(updates, removed)
@@ -428,15 +440,15 @@ def apply_files(store: WorkspaceStore, updates: Iterable[FileUpdate],
             changed = set(result.written) | store.sources_naming([*result.added,
                                                                   *result.removed])
             if memory is not None:
-                keys = document_chains(store, changed)  # the claims they leave
+                keys = document_keys(store, changed)  # the claims they leave
             states = derive(WorkspacePolicy(store), changed)
             restated = store.existing(states)
             store.mark_pending(restated)
             result.restated = sorted(restated)
             if memory is not None:
-                keys |= document_chains(store, changed | states)
+                keys |= document_keys(store, changed | states)
     if memory is not None and result.written:
-        derive_document_chains(memory, store, keys)
+        derive_document_keys(memory, store, keys)
         _in_step(memory, was, store)
     return result
 
@@ -448,14 +460,14 @@ def rebuild_workspace(store: WorkspaceStore, memory: MemoryStore | None = None) 
     was = documents_generation(store)
     with store.transaction():
         before = {r["record_id"]: tuple(r) for r in store.derived.all_record_states()}
-        subjects = store.derived.claim_subjects() if memory is not None else set()
+        keys = store.derived.all_keys() if memory is not None else set()
         store.derived.clear()
         _new_generation(store)
         rebuild(WorkspacePolicy(store), store.policy_paths())
         after = {r["record_id"]: tuple(r) for r in store.derived.all_record_states()}
         store.reindex_all()
     if memory is not None:
-        subjects |= store.derived.claim_subjects()
-        derive_document_chains(memory, store, {(PROJECT, s, p) for s, p in subjects})
+        keys |= store.derived.all_keys()
+        derive_document_keys(memory, store, keys)
         _in_step(memory, was, store)
     return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))

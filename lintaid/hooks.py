@@ -22,14 +22,16 @@ from typing import Any, Protocol
 import structlog
 
 from lintaid_client import protocol
-from lintaid_client.models import Hit
 from lintaid_client.redact import redact, redact_value
 
+from . import ledger
 from .capture import git
 from .capture.record import NewRecord, checkpoint_record, prompt_record, turn_record
 from .futures import resolved, then
 from .integrations import injection, registry
 from .integrations.base import CAPTURE_TURN, AgentClient, HookEvent
+from .retrieval import admit
+from .retrieval.query import parts
 from .search import Reader, SearchRequest, StateRequest
 
 log = structlog.get_logger("lintaid.hooks")
@@ -37,7 +39,6 @@ log = structlog.get_logger("lintaid.hooks")
 STARTUP = "startup"
 MAX_HASHED_FILE = 1024 * 1024
 MAX_HASHED_PATHS = 50
-PER_SESSION = 2
 MAX_PROMPT_CHARS = 20_000
 """A prompt is cut to this before anything reads it: nothing downstream uses more (the query
 takes the first 20,000 characters, the stored prompt its first 4,000 bytes), and redacting,
@@ -49,6 +50,9 @@ METADATA_KEYS = ("agent_id", "agent_type", "trigger", "reason", "source", "permi
 
 
 class RecordWrites(Protocol):
+    @property
+    def ledger(self) -> ledger.LedgerRows: ...
+
     def put(self, rec: NewRecord, actor: str) -> tuple[str, str]: ...
 
     def holds_request(self, user_id: str, session_id: str | None,
@@ -61,13 +65,13 @@ class Submit(Protocol):
 
 @dataclass(frozen=True)
 class InjectConfig:
-    top_k: int = 5
+    top_k: int = injection.DEFAULT_MAX_RECORDS  # entries a prompt is given at most
     max_bytes: int = 8000
+    max_tokens: int = injection.DEFAULT_MAX_TOKENS  # a prompt's block, estimated
     wait_s: float = 0.5  # at most, for captures and notes to become searchable
-    # A hit scoring under this share of the best hit's score is left out: it matched a word
-    # or two of the prompt, not what it asks. On benchmarks/injection.py 0.4 raised prompt
-    # precision by about half for a few points of recall (higher cost more recall).
-    min_relative_score: float = 0.4
+    floor: float = admit.FLOOR  # the best hit's calibrated relevance, or nothing at all
+    relative: float = admit.RELATIVE  # every other hit's share of the best one's
+    candidates: int = 15  # hits the search returns for admission to choose from
 
 
 class Paused(Protocol):
@@ -102,10 +106,15 @@ class HookDispatcher:
                              "paused": True})
         # Every event gets the client's answer: some clients need one even with nothing to
         # inject (a tool gate that must say "allow").
-        output = client.output(ev, self.inject(ev) if inject and ev.inject else None)
+        block = self.inject(ev) if inject and ev.inject else None
+        output = client.output(ev, block.text if block else None)
         records = self.records(client, ev)
+        noted = None
+        if block is not None:
+            kind = ledger.START if ev.session_start and not ev.prompt else ledger.PROMPT
+            noted = ledger.entry(client.name, ev.session_id, ev.name, kind, block, ev.prompt)
         stdout = json.dumps(output, ensure_ascii=False)  # the shim prints it as it is
-        return then(self.write(records),
+        return then(self.write(records, noted),
                     lambda ids: {"output": output, "stdout": stdout, "captured": ids})
 
     # -- capture -----------------------------------------------------------------------------
@@ -116,8 +125,11 @@ class HookDispatcher:
                 rec.file_hashes = self.file_hashes(rec.paths, rec.cwd)
         return records
 
-    def write(self, records: list[NewRecord]) -> Future[list[str]]:
-        if not records:
+    def write(self, records: list[NewRecord],
+              noted: ledger.Entry | None = None) -> Future[list[str]]:
+        """Store the event's records; note its injection in the ledger (and judge the
+        session's earlier ones at a captured turn) in the same writer job."""
+        if not records and noted is None:
             return resolved([])
         writes = self.writes
 
@@ -128,10 +140,15 @@ class HookDispatcher:
                                                          rec.request_hash):
                     continue  # the session holds this turn already: nothing to add
                 ids.append(writes.put(rec, actor=f"hook:{rec.provider}")[0])
+                ledger.judge(writes.ledger, rec)
+            if noted is not None:
+                ledger.note(writes.ledger, noted)
             return ids
 
         # A prompt's own record is not something injection recalls: nobody waits for it.
-        return self.submit(job, recall=any(rec.kind != "prompt" for rec in records))
+        future = self.submit(job, recall=any(rec.kind != "prompt" for rec in records))
+        # An injection's ledger row alone (SessionStart): the hook does not wait for it.
+        return future if records else resolved([])
 
     def file_hashes(self, rec_paths: list[str], cwd: str | None) -> dict[str, str]:
         """Hash each named file as it is now, so a later search can say it changed."""
@@ -152,25 +169,32 @@ class HookDispatcher:
         return out
 
     # -- injection ---------------------------------------------------------------------------
-    def inject(self, ev: HookEvent) -> str | None:
+    def inject(self, ev: HookEvent) -> injection.Block | None:
         if ev.session_start and not ev.prompt:
             return self.inject_state(ev)
         query = ev.prompt
-        if not query:
+        if not query or admit.small_talk(query):
             return None
-        top_k = self.config.top_k
-        self.reader.settle(None, self.config.wait_s, recall_only=True)
+        cfg = self.config
+        self.reader.settle(None, cfg.wait_s, recall_only=True)
+        limits = admit.Limits(floor=cfg.floor, relative=cfg.relative, count=cfg.top_k)
+        # Each question of the prompt on its own ("who owns billing, and what is the pool
+        # size?"), so one that half the prompt's words are about does not drown the other.
         # Prompts are left out by default: a question is never recalled as an answer.
-        result = self.reader.search(SearchRequest(query=query, top_k=top_k * 3))
-        hits = spread_sessions(relevant(result.results, self.config.min_relative_score),
-                               top_k)
+        # A hit under ``relative`` of the floor can never be admitted: no passages for it.
+        least = cfg.floor * cfg.relative
+        hits = admit.interleave([admit.admit(self.reader.search(SearchRequest(
+            query=part, top_k=cfg.candidates, passages=True, passages_from=least)).results,
+            part, limits) for part in parts(query)], cfg.top_k)
+        if not hits:
+            return None
         cwd = ev.cwd or str(self.root)
         branch, revision = git.git_state(cwd)
-        return injection.render(hits, where=injection.Where(branch, revision, cwd),
-                                query=query, max_records=top_k,
-                                max_bytes=self.config.max_bytes)
+        return injection.recall(hits, where=injection.Where(branch, revision, cwd),
+                                max_records=cfg.top_k, max_bytes=cfg.max_bytes,
+                                max_tokens=cfg.max_tokens)
 
-    def inject_state(self, ev: HookEvent) -> str | None:
+    def inject_state(self, ev: HookEvent) -> injection.Block | None:
         """SessionStart: the project's state. What changed is counted from the start of the
         last session (a new session), from this session's last record (resumed), or from
         this session's start (compacted, when its own decisions and turns come first)."""
@@ -189,9 +213,9 @@ class HookDispatcher:
         state = reader.project_state(StateRequest(
             since=since, branch=branch, session_id=ev.session_id,
             this_session=source == injection.COMPACT))
-        return injection.render_state(state, where=injection.Where(branch, revision, cwd),
-                                      source=source, max_bytes=self.config.max_bytes,
-                                      verify=reader.needs_verifying(None, limit=5))
+        return injection.state_block(state, where=injection.Where(branch, revision, cwd),
+                                     source=source, max_bytes=self.config.max_bytes,
+                                     verify=reader.needs_verifying(None, limit=5))
 
 
 def cut_prompt(ev: HookEvent, limit: int = MAX_PROMPT_CHARS) -> HookEvent:
@@ -241,28 +265,4 @@ def build_records(client: AgentClient, ev: HookEvent, *,
             metadata=metadata, created_at=created)
         if summary is not None:
             out.append(summary)
-    return out
-
-
-def relevant(hits: list[Hit], floor: float) -> list[Hit]:
-    """The hits scoring at least ``floor`` times the best one's score."""
-    if not hits or floor <= 0:
-        return hits
-    best = max(h.score for h in hits)
-    return [h for h in hits if h.score >= floor * best]
-
-
-def spread_sessions(hits: list[Hit], limit: int) -> list[Hit]:
-    """At most PER_SESSION hits from one agent session, so one long session whose every turn
-    matches cannot crowd out every other session's memories; best first, order kept."""
-    seen: dict[str, int] = {}
-    out = []
-    for hit in hits:
-        session = hit.session_id or hit.id
-        if seen.get(session, 0) >= PER_SESSION:
-            continue
-        seen[session] = seen.get(session, 0) + 1
-        out.append(hit)
-        if len(out) == limit:
-            break
     return out

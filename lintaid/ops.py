@@ -194,8 +194,14 @@ def op_search(s: Services, args: Args) -> Args:
     req = SearchRequest(query=args["query"], user_id=args["user_id"], top_k=args["top_k"],
                         history=args["history"], as_of=args["as_of"],
                         valid_at=args["valid_at"], store=args["store"],
-                        client=_client(args), kind=args["kind"])
+                        client=_client(args), kind=args["kind"], passages=args["passages"])
     return s.reader.search(req).to_dict()
+
+
+def op_stats(s: Services, args: Args) -> Args:
+    return s.reader.ledger(since=args["since"], client=args["client"],
+                           session_id=args["session_id"], limit=args["limit"],
+                           recent=args["recent"])
 
 
 def op_get(s: Services, args: Args) -> Args:
@@ -445,6 +451,7 @@ HANDLERS: dict[str, Handler] = {
     "export": op_export,
     "import": op_import,
     "lint": op_lint,
+    "stats": op_stats,
     "reindex": op_reindex,
     "backup": op_backup,
     "pause": op_pause,

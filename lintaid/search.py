@@ -31,9 +31,11 @@ from . import context, review, transfer, valid_time
 from .capture.record import TURN, normalize_user
 from .policy.history import is_history_query, strip_history_phrases
 from .policy.staleness import StalenessConfig
+from .retrieval.admit import chit_chat
+from .retrieval.passages import passages as find_passages
 from .retrieval.query import plan as query_plan
 from .retrieval.rank import POOL, boost_dates, fuse_neighbours
-from .store.index import TantivyIndex, boolean, const_score, millis
+from .store.index import TantivyIndex, Terms, boolean, const_score, millis
 from .store.memory import AUTHORED, MemoryStore
 from .store.memory import TURN as TURN_TRAIT
 from .store.timeline import Span
@@ -53,6 +55,8 @@ MAX_PAGES = 20
 class WorkspaceReads(Protocol):
     def search_hits(self, query: str, limit: int, *,
                     history: bool) -> tuple[list[dict[str, Any]], int]: ...
+
+    def terms(self, words: list[str]) -> Terms | None: ...
 
     def changed_since(self, file_hashes: dict[str, str]) -> list[str]: ...
 
@@ -82,6 +86,8 @@ class SearchRequest:
     client: str | None = None  # only what this agent client captured (memory only)
     kind: str | None = None  # None: every kind but prompts; "all": every kind
     now: float | None = None
+    passages: bool = False  # mark each hit's matching statements (``Hit.passages``)
+    passages_from: float = 0.0  # ...of the hits at least this relevant (the others: none)
 
 
 def kind_filter(kind: str | None) -> tuple[list[str], list[str]]:
@@ -144,7 +150,12 @@ class Reader:
 
     # -- reads -----------------------------------------------------------------------------
     def search(self, req: SearchRequest) -> SearchResult:
-        """Best first; ``hidden`` counts matches the policy kept out."""
+        """Best first; ``hidden`` counts matches the policy kept out.
+
+        Memory and project files are two indexes whose raw BM25 scores mean different things
+        (each grows with how many and how rare the query's words are there), so hits are
+        merged by ``relevance``: each score as a share of the most the query can score in
+        its own index (``store.index.Terms``)."""
         history = bool(req.history or req.as_of is not None or req.valid_at is not None
                        or is_history_query(req.query))
         text = strip_history_phrases(req.query) if history else req.query
@@ -165,10 +176,19 @@ class Reader:
                                       "store", arg="store")
         files = files and not timed  # project files hold no past versions
         if req.store in ("workspace", "all") and files and self.workspace is not None:
-            rows, ws_hidden = self.workspace.search_hits(text, req.top_k, history=history)
-            hits.extend(_workspace_hit(row) for row in rows)
+            # The same content words as the memory query (``retrieval.query``).
+            words = query_plan(text, 0.0).words
+            rows, ws_hidden = self.workspace.search_hits(" ".join(words), req.top_k,
+                                                         history=history)
+            found = [_workspace_hit(row) for row in rows]
+            if req.passages and found:
+                terms = self.workspace.terms(words)
+                if terms is not None:
+                    for hit in found:
+                        if (hit.relevance or 0.0) >= req.passages_from:
+                            hit.passages = _passages(hit, terms)
+            hits = merge(hits, found)
             hidden += ws_hidden
-        hits.sort(key=lambda h: h.score, reverse=True)  # stable: memory first on a tie
         return SearchResult(results=hits[: req.top_k], hidden=hidden, history=history)
 
     def get(self, record_id: str, user_id: str | None) -> Hit:
@@ -287,6 +307,19 @@ class Reader:
                     item["detail"] = _json(row.get("detail"), {})
                 out.append(item)
         return {"rows": out, "next": f"{more[0]}:{more[1]}" if more else None}
+
+    def ledger(self, *, since: float | None = None, client: str | None = None,
+               session_id: str | None = None, limit: int = 14,
+               recent: int = 0) -> dict[str, Any]:
+        """What memory did (``lintaid.ledger``): totals, then per day, client and session
+        (newest first, ``limit`` of each), and the ``recent`` newest injections."""
+        table = self.memory.ledger
+        found = {"since": since, "client": client, "session_id": session_id}
+        out: dict[str, Any] = {"totals": table.totals(since, client, session_id)}
+        for by in ("day", "client", "session"):
+            out[f"by_{by}"] = table.grouped(by, since, client, session_id, limit)
+        out["recent"] = table.recent(recent, since, client, session_id) if recent else []
+        return {**found, **out}
 
     def review_queue(self, user_id: str | None, limit: int) -> list[models.ReviewItem]:
         """Inferred supersessions and conflicts waiting for a person, newest first."""
@@ -454,13 +487,23 @@ class Reader:
             hydrated.update(self.hydrate(missing, history=history, as_of=req.as_of,
                                          now=req.now))
         out = []
+        # Current hits are weighed on what they still say in either mode (so a history query
+        # ranks them as the plain one does), retired ones on their whole text.
+        terms = Terms(index, searcher, "content", words)
+        relevance = terms.relevance("id", [rid for rid, _, old in ranked if not old])
+        if history:
+            relevance.update(Terms(index, searcher, "content_all", words).relevance(
+                "id", [rid for rid, _, old in ranked if old]))
         for rid, score, historical in sorted(ranked, key=lambda r: _tie_order(
                 r[0], r[1], r[2], hydrated)):
             hit = hydrated.get(rid)
             if hit is not None:
                 hit.score = float(score)
+                hit.relevance = relevance.get(rid, 0.0)
                 # As of a past time, a record retired only later was current then.
                 hit.historical = hit.historical or (historical and req.as_of is None)
+                if req.passages and hit.relevance >= req.passages_from:
+                    hit.passages = _passages(hit, terms)
                 out.append(hit)
         context.attach(self.memory, out, history=history, now=req.now)
         return out, max(hidden, 0)
@@ -476,8 +519,8 @@ class Reader:
         if index is None:
             return [], 0
         now_s = req.now if req.now is not None else time.time()
-        query = index.words_query(query_plan(text, now_s).words, ["content_all", "claims"],
-                                  CLAIM_BOOST)
+        words = query_plan(text, now_s).words
+        query = index.words_query(words, ["content_all", "claims"], CLAIM_BOOST)
         if query is None:
             return [], 0
         clauses = [("must", query), *_scope(req, index),
@@ -485,6 +528,7 @@ class Reader:
         if req.as_of is not None:
             clauses.append(("must", index.int_range("created_at", None, millis(req.as_of))))
         searcher = index.searcher()
+        terms = Terms(index, searcher, "content_all", words)
         built = boolean(clauses)
         out: list[Hit] = []
         dropped = offset = 0
@@ -507,6 +551,9 @@ class Reader:
             offset += req.top_k
             if len(out) >= req.top_k or offset >= _count(found):
                 break
+        relevance = terms.relevance("id", [h.id for h in out])
+        for hit in out:
+            hit.relevance = relevance.get(hit.id, 0.0)
         if req.as_of is not None:
             self._text_then({h.id: h for h in out}, req.as_of)
         out.sort(key=lambda h: _tie_order(h.id, h.score, False, {h.id: h}))
@@ -535,10 +582,7 @@ class Reader:
         if not ids:
             return {}
         store = self.memory
-        rows = store.get_rows(ids)
-        claims = store.claims_for(ids)
-        spans = store.claim_spans(ids)
-        relations = store.relations_for(ids)
+        rows = store.hit_rows(ids)  # records, claims, spans and relations: one query
         now = time.time() if now is None else now
         staleness = self.judge.judge(ids, as_of or now)
         by_user: dict[str, list[str]] = {}
@@ -553,8 +597,8 @@ class Reader:
             row = rows.get(rid)
             if row is None:
                 continue
-            record_claims = [_with_span(Claim.from_dict(c), spans.get(c["claim_id"]))
-                             for c in claims.get(rid, [])]
+            record_claims = [_with_span(Claim.from_dict(c), row["spans"].get(c["claim_id"]))
+                             for c in row["claims"]]
             status = _record_status(row, record_claims, as_of or now)
             superseded_by = row["superseded_by"]
             if (status == models.SUPERSEDED and as_of is not None
@@ -577,7 +621,7 @@ class Reader:
                 supersedes=[supersedes] if isinstance(supersedes, str) else [],
                 evidence=row["state_evidence"],
                 claims=record_claims,
-                relations=[Relation.from_dict(r) for r in relations.get(rid, [])],
+                relations=[Relation.from_dict(r) for r in row["relations"]],
                 source=row["source"],
                 client=row["provider"],
                 session_id=row["session_id"],
@@ -734,7 +778,9 @@ def _bare_change(row: dict[str, Any]) -> models.Change:
 
 def _work_first(turns: list[Hit], limit: int) -> list[Hit]:
     """The newest ``limit`` turns, those that touched files before those that only talked
-    (a question answered is not an outcome on the branch); newest first."""
+    (a question answered is not an outcome on the branch); newest first. Small talk ("thanks,
+    have a good weekend") is no outcome at all."""
+    turns = [t for t in turns if t.paths or not chit_chat(t.content)]
     worked = [t.id for t in turns if t.paths][:limit]
     talked = [t.id for t in turns if not t.paths][:limit - len(worked)]
     chosen = set(worked) | set(talked)
@@ -750,6 +796,37 @@ def _first_line(text: str | None) -> str:
 
 def _count(result: Any) -> int:
     return int(result.count)  # tantivy's stub lacks ``count`` (set when count=True)
+
+
+def merge(first: list[Hit], second: list[Hit]) -> list[Hit]:
+    """Two ranked lists as one: each keeps its own order (an index ranks by more than words:
+    claims, neighbours, dates), and at every step the head with the higher ``relevance``
+    goes first, ``first``'s on a tie. A historical hit goes with the hit before it, so a
+    history query places the current hits exactly as the plain query does."""
+    groups: list[list[Hit]] = []
+    for hit in first:
+        if hit.historical and groups:
+            groups[-1].append(hit)
+        else:
+            groups.append([hit])
+    out: list[Hit] = []
+    i = j = 0
+    while i < len(groups) and j < len(second):
+        if (second[j].relevance or 0.0) > (groups[i][0].relevance or 0.0):
+            out.append(second[j])
+            j += 1
+        else:
+            out.extend(groups[i])
+            i += 1
+    return out + [h for g in groups[i:] for h in g] + second[j:]
+
+
+def _passages(hit: Hit, terms: Terms) -> list[models.Passage]:
+    """The hit's statements that match the query, weighed by ``terms`` (its own index's);
+    a current read never points into a superseded claim's sentence."""
+    retired = [] if hit.historical else [(c.start, c.end) for c in hit.claims
+                                         if c.status == models.SUPERSEDED]
+    return find_passages(hit.content, retired, terms.match)
 
 
 def _workspace_hit(row: dict[str, Any]) -> Hit:

@@ -118,6 +118,6 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
     message = step["ephemeralMessage"]
     assert message.startswith(f"<{MEMORY_TAG}>")
     assert "configurable" in message
-    assert f"agy://{AGY_CONVERSATION}/outcome" in message
+    assert " · agy" in message  # the entry's provenance line
     memory = served.call("status")["memory"]
     assert (memory["records"], memory["prompts"]) == (1, 1)  # the turn; the prompt apart

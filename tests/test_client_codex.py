@@ -117,7 +117,7 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
     hook = out["hookSpecificOutput"]
     assert hook["hookEventName"] == "UserPromptSubmit"
     assert "configurable" in hook["additionalContext"]
-    assert f"codex://{CODEX_SESSION}/outcome" in hook["additionalContext"]
+    assert " · codex" in hook["additionalContext"]  # the entry's provenance line
     # After a compaction Codex fires SessionStart again: memory is re-injected there.
     served.json("add", "Decision: unresolved work on the gateway lives in TODO.md.")
     out = served.hook("SessionStart", codex_payload("SessionStart", cwd, None, source="compact"),

@@ -110,7 +110,7 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
     hook = out["hookSpecificOutput"]
     assert hook["hookEventName"] == "BeforeAgent"
     assert "configurable" in hook["additionalContext"]
-    assert f"gemini://{GEMINI_SESSION}/outcome" in hook["additionalContext"]
+    assert " · gemini" in hook["additionalContext"]  # the entry's provenance line
     # nothing to say is still JSON
     out = served.hook("Notification", {"session_id": "x", "message": "hi"}, provider="gemini")
     assert out == {}

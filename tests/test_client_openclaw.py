@@ -81,7 +81,7 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
         "before_prompt_build", cwd, session_id="next",
         prompt="How is the gateway retry policy configured?"), provider="openclaw")
     assert "configurable" in out["prependContext"]
-    assert "openclaw://oc-session-1/outcome" in out["prependContext"]
+    assert " · openclaw" in out["prependContext"]  # the entry's provenance line
 
 
 # --- the plugin, in Node ----------------------------------------------------------------------
@@ -186,7 +186,7 @@ def test_plugin_through_the_real_shim_and_daemon(served: Served) -> None:
          "ctx": {**ctx, "sessionId": "oc-next"}},
     ], env=lintaid_env())
     context = result["results"][1]["value"]["prependContext"]
-    assert "configurable" in context and "openclaw://oc-real/outcome" in context
+    assert "configurable" in context and " · openclaw" in context
     hits = served.json("search", "retry policy configurable")["results"]
     assert any(h["source"] == "openclaw://oc-real/outcome" for h in hits)
 

@@ -104,9 +104,8 @@ def test_a_newer_decision_document_retires_an_older_capture(s: Stores) -> None:
     assert s.state(turn) == ("current", None, [("current", None, None)])  # it confirms ADR 1
     s.write(ADR2, BETA, T0 + 20)
     assert s.state(turn) == ("partly_superseded", ADR2, [("superseded", ADR2, "s3://acme-beta")])
-    hits = s.reader.search(SearchRequest(query="artifact bucket")).results
-    text = injection.render(hits, where=injection.Where(None, None, None),
-                            query="artifact bucket")
+    hits = s.reader.search(SearchRequest(query="artifact bucket", passages=True)).results
+    text = injection.render(hits, where=injection.Where(None, None, None))
     assert text is not None
     assert "Superseded here: artifact bucket (now: s3://acme-beta, per " + ADR2 + ")" in text
     assert "acme-alpha" not in text

@@ -140,8 +140,7 @@ def test_a_memory_about_a_file_is_marked_when_the_file_changed(tree: Served) -> 
     assert hit["changed_files"] == ["src/app.py"]
     out = tree.hook("UserPromptSubmit", {"session_id": "x",
                                          "prompt": "what does the pelican handler do"})
-    assert "file changed since capture: src/app.py" in out["hookSpecificOutput"][
-        "additionalContext"]
+    assert "changed since: src/app.py" in out["hookSpecificOutput"]["additionalContext"]
     text = tree.cli("search", "pelican handler", "--store", "memory").stdout
     assert "file changed since capture: src/app.py" in text
 

@@ -118,8 +118,8 @@ T0 = 1_780_000_000.0
 
 
 def _injected(s: Store, query: str) -> str:
-    hits = s.reader.search(SearchRequest(query=query)).results
-    return injection.render(hits, where=injection.Where(None, None, None), query=query) or ""
+    hits = s.reader.search(SearchRequest(query=query, passages=True)).results
+    return injection.render(hits, where=injection.Where(None, None, None)) or ""
 
 
 def test_naming_the_actors_value_retires_the_whole_sentence(s: Store) -> None:

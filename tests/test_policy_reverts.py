@@ -175,8 +175,8 @@ def test_a_revert_is_current_and_hides_what_it_reverted(s: Store) -> None:
     history, _ = s.search("which HTTP client does the gateway use", history=True)
     assert history == [(reverted, "current"), (switched, "superseded")]
     text = injection.render(s.reader.search(SearchRequest(
-        query="which HTTP client does the gateway use")).results,
-        where=injection.Where(None, None, None), query="gateway HTTP client")
+        query="which HTTP client does the gateway use", passages=True)).results,
+        where=injection.Where(None, None, None))
     assert text is not None and "requests again" in text and "now uses httpx" not in text
 
 
@@ -204,9 +204,10 @@ def test_two_notes_with_no_order_are_both_marked_conflicted(s: Store) -> None:
     assert sorted(hits) == sorted([(alpha, "conflicted"), (beta, "conflicted")]) and hidden == 0
     for rid in (alpha, beta):
         assert [c.status for c in s.reader.get(rid, None).claims] == ["conflicted"]
-    text = injection.render(s.reader.search(SearchRequest(query="artifact bucket")).results,
-                            where=injection.Where(None, None, None), query="artifact bucket")
-    assert text is not None and text.count("[CONFLICTED") == 2
+    text = injection.render(s.reader.search(SearchRequest(query="artifact bucket",
+                                                          passages=True)).results,
+                            where=injection.Where(None, None, None))
+    assert text is not None and text.count("CONFLICTED") == 2
 
 
 def test_one_note_stating_two_values_is_marked(s: Store) -> None:

@@ -71,7 +71,7 @@ def test_a_conflict_waits_is_marked_in_injection_and_a_rejection_is_held(
     context = served.hook("UserPromptSubmit", {"session_id": "s1",
                                                "prompt": "who owns the payments service?"})
     text = context["hookSpecificOutput"]["additionalContext"]
-    assert f"[review pending: {item['id']}]" in text
+    assert f"review pending: {item['id']}" in text
 
     out = served.cli("review", "reject", item["id"], "--reason", "they share it")
     assert out.exit_code == 0 and "will not be related again" in out.stdout

@@ -74,8 +74,14 @@ class _Model:
 
     @classmethod
     def from_dict(cls: type[T], data: Mapping[str, Any]) -> T:
-        known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        known = _FIELDS.get(cls)
+        if known is None:  # read once per class: a search builds many models
+            known = _FIELDS[cls] = frozenset(
+                f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+_FIELDS: dict[type, frozenset[str]] = {}
 
 
 @dataclass
@@ -146,6 +152,19 @@ AFTER: Final = "after"
 
 
 @dataclass
+class Passage(_Model):
+    """A statement of a hit that matches the query: ``content[start:end]``; ``terms``, the
+    query's terms (stems) it holds, each with its share of the query's weight (the term's idf
+    in the hit's own index over the query's total), and ``weight``, their sum. Filled when a
+    search asks for passages (hook injection does)."""
+
+    start: int
+    end: int
+    weight: float
+    terms: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
 class Context(_Model):
     """A record beside a hit in its conversation (the same session): said just ``before`` or
     ``after`` it. Short: the start of its text, superseded statements cut out."""
@@ -173,7 +192,10 @@ class Hit(_Model, Mapping[str, Any]):
     store: str = MEMORY
     kind: str = NOTE  # KINDS, or "file" for a workspace chunk
     historical: bool = False  # shown only because the query asked about the past
-    score: float = 0.0
+    score: float = 0.0  # the index's own score (BM25): comparable within one index only
+    # ``score`` as a share of the most the query's words can score in the hit's index, in
+    # [0, 1]: comparable across the memory and workspace indexes; what results are merged by
+    relevance: float | None = None
     confidence: float = 1.0
     superseded_by: str | None = None
     supersedes: list[str] = field(default_factory=list)
@@ -204,6 +226,7 @@ class Hit(_Model, Mapping[str, Any]):
     staleness: Staleness | None = None  # memory records only
     reviews: list[str] = field(default_factory=list)  # review items waiting on this record
     context: list[Context] = field(default_factory=list)  # conversation turns only
+    passages: list[Passage] = field(default_factory=list)  # what matched, best first
     # workspace chunks
     path: str | None = None
     start_line: int | None = None
@@ -220,6 +243,8 @@ class Hit(_Model, Mapping[str, Any]):
             hit.staleness = Staleness.from_dict(hit.staleness)
         hit.context = [c if isinstance(c, Context) else Context.from_dict(c)
                        for c in hit.context or []]
+        hit.passages = [p if isinstance(p, Passage) else Passage.from_dict(p)
+                        for p in hit.passages or []]
         return hit
 
     # -- read-only mapping, for mem0-shaped callers ---------------------------------------

@@ -174,6 +174,8 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("kind", CHOICE, "only memory records of this kind (project files are left out); "
             "prompts are searched only when asked for: 'prompt', or 'all' for every kind",
             choices=KIND_CHOICES),
+        Arg("passages", BOOL, "mark each hit's statements that match the query",
+            default=False, cli=None, mcp=False),
         USER,
     ), tool="search"),
     Op("get", READ, "One memory in full: text, status, claims, relations and provenance.",
@@ -271,6 +273,18 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
             "page's 'next')", default=0, lo=0, hi=2**62, cli=None),
         Arg("limit", INT, "how many", default=1000, lo=1, hi=MAX_LINT),
         USER,
+    )),
+    Op("stats", READ, "What memory did: how many injections, which memories, how many "
+       "bytes and estimated tokens, and how often the agent's next reply or tool calls used "
+       "what was injected; in total and per day, agent client and session.", (
+        Arg("since", TIME, f"only injections at or after this time ({TIME_HELP})"),
+        Arg("client", STR, "only injections into this agent client", max_bytes=64),
+        Arg("session_id", STR, "only injections into this agent session", cli="--session",
+            max_bytes=MAX_ID_BYTES),
+        Arg("limit", INT, "groups of each kind (days, clients, sessions), newest first",
+            default=14, lo=1, hi=MAX_LIST),
+        Arg("recent", INT, "also this many of the newest injections themselves", default=0,
+            lo=0, hi=MAX_LIST),
     )),
     Op("export", READ, "One page of the memory export: records with their claims and "
        "relations, then links, review decisions, confirmations, tombstones and (asked for) "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .claims import Claim, canonical, extract_claims, has_correction_cue, normalize_value
-from .engine import REBUILD_BATCH, PolicyStore, derive, rebuild
+from .engine import REBUILD_BATCH, PolicyStore, claim_keys, derive, rebuild
 from .history import HISTORY_PATTERNS, is_history_query, strip_history_phrases
 from .inputs import RecordInput, record_claims
 from .relations import (
@@ -12,17 +12,14 @@ from .relations import (
     CONFLICTS_WITH,
     HIDE,
     SUPERSEDES,
-    ChainKey,
     ClaimRef,
     Relation,
-    chain_key,
     chain_order,
     claim_pair_id,
-    classify,
     explicit_relations,
     pair_id,
     pseudo_claim_id,
-    relate_chain,
+    relate,
 )
 from .scope import (
     GENERIC_HEADINGS,
@@ -48,11 +45,11 @@ from .status import (
 __all__ = [
     "CONFIRMS", "CONFLICT", "CONFLICTED", "CONFLICTS_WITH", "CURRENT", "GENERIC_HEADINGS",
     "HIDE", "HISTORY_PATTERNS", "PROJECT", "REBUILD_BATCH", "SUBSTANCE_MIN_WORDS", "SUPERSEDED",
-    "SUPERSEDES", "ChainKey", "Claim", "ClaimRef", "ClaimState", "PolicyStore", "RecordInput",
-    "RecordState", "Relation", "Span", "canonical", "chain_key", "chain_order", "claim_scope",
-    "claim_pair_id", "claim_statuses", "classify", "derive", "explicit_relations",
+    "SUPERSEDES", "Claim", "ClaimRef", "ClaimState", "PolicyStore", "RecordInput",
+    "RecordState", "Relation", "Span", "canonical", "chain_order", "claim_keys", "claim_scope",
+    "claim_pair_id", "claim_statuses", "derive", "explicit_relations",
     "extract_claims", "frontmatter_end", "has_correction_cue", "heading_at", "headings",
     "is_generic_heading", "is_history_query", "normalize_value", "pair_id", "pseudo_claim_id",
-    "rebuild", "record_claims", "record_status", "relate_chain", "source_kind", "split_sentences",
+    "rebuild", "record_claims", "record_status", "relate", "source_kind", "split_sentences",
     "strip_history_phrases", "substantive_words",
 ]

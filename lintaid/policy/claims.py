@@ -15,8 +15,8 @@ A concrete actor beside a purpose ("The gateway uses requests for outbound HTTP 
 purpose as the subject (so "the service uses Postgres for storage" and "the service uses Redis for
 caching" stay apart), and the sentence also yields a *weak* claim on the actor's chain
 ``(gateway, implementation, requests)``. A weak claim takes part only in relations that name its
-value ("the gateway now uses httpx instead of requests" retires it, and with it the sentence; see
-``lintaid.policy.weak``), never in newer-same-kind supersession or conflicts, so two purposes of
+value ("the gateway now uses httpx instead of requests" retires it, and with it the sentence),
+never in newer-same-kind supersession or conflicts, so two purposes of
 one actor never retire each other.
 
 Every sentence goes through one table, ``RULES``, in priority order: first the vetoes (questions,
@@ -52,6 +52,13 @@ class Claim:
     cue: bool
     replaces: str | None = None
     weak: bool = False  # takes part only in relations naming its value (see module docstring)
+    topic: tuple[tuple[str, float], ...] = ()
+    """What the claim is about, as weighted terms (``lintaid.policy.topics``)."""
+    cue_kind: str = ""
+    """What the statement does with its value (``lintaid.policy.cues``): change, revert, ..."""
+    peers: str = ""
+    """Every other value its statement states (``relations.SEP``-joined): a list restated
+    with one more item does not retire the items it still holds."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,63 +1,89 @@
 """The one policy engine: claims, relations and states for memory records and workspace files.
 
-Pure code over a narrow protocol (``PolicyStore``): the caller adapts its storage to it. Given
-the ids of changed records, ``derive`` re-extracts their claims, relates again only the chains
-those claims leave or join (and the chains whose membership an explicit link changes),
-restates those chains' claims and the records touched, and returns the records whose state
-changed. ``rebuild`` is the same run over every record, in batches, from empty derived tables;
-a randomized test holds incremental runs equal to it.
+Pure code over a narrow protocol (``PolicyStore``): the caller adapts its storage to it.
 
-A chain may also hold *external* members (``ClaimRef.external``: memory's chains hold the
-decision documents' claims on their key). They are related like any member, but only the
-relations with an end of this store's own are written, and their states never are; a caller
-whose external claims changed names their chains (``derive(..., chains=...)``).
+Claims relate pairwise. Each claim has *keys* (``claim_keys``: its topic's terms, its value,
+the old values it names); two claims of one scope that share a key are *candidates*, and
+``relations.relate`` decides, from the two claims alone and the similarity of their topics,
+whether one confirms, supersedes or conflicts with the other. Because a relation depends on
+its two claims only, deriving after one record changed is the same as deriving everything
+again: ``derive`` re-extracts the changed records' claims, drops every inferred relation
+touching their old claims, relates each new claim with its candidates, and restates the claims
+whose relations changed (and, one step further, the claims in conflict with them, since a
+conflict with a retired claim is moot). ``rebuild`` is the same run over every record, in
+batches, from empty derived tables; a randomized test holds incremental runs equal to it.
 
-After the chains, sentences bound by a weak claim are retired together (``lintaid.policy.weak``):
-their relations are derived from what the chains decided and change only the statuses of the
-claims they target, whose chains are then stated again.
+A store may also offer *external* candidates (``ClaimRef.external``: memory reads the decision
+documents' claims). They are related like any claim, but only relations with an end of this
+store's own are written, and their states never are; a caller whose external claims changed
+names their keys (``derive(..., keys=...)``), and the own claims holding those keys are
+related again.
 
-Rules this module keeps (the rules themselves live in claims, relations and status):
+Rules this module keeps (the rules themselves live in beliefs, relations and status):
 - a record that takes no part (a forgotten memory, a file with no claims and no link) has no
-  derived rows: the store leaves it out of ``records`` and ``links``, so held records take no
-  part in chains or links, and forgetting the newer record brings the older one back;
+  derived rows: the store leaves it out of ``records`` and ``links``;
 - claims an explicit link retires stay out of inference: an explicit decision wins;
-- a pair of claims a person rejected in review is never related (``PolicyStore.rejections``,
-  held state read whenever a chain is related, so a rebuild keeps the rejection);
+- a pair of claims a person rejected in review is never related (``PolicyStore.rejected``,
+  held state read whenever a pair is related, so a rebuild keeps the rejection);
 - expiry is not derived: it is applied at read time, since time passing changes it.
-
-The store must keep one invariant: a record stops taking part only while it is among the
-changed ids, or when it has no claims (a file that took part only as a link's target).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Protocol
 
+from . import topics
 from .inputs import RecordInput, record_claims
 from .relations import (
-    SENTENCE,
-    ChainKey,
+    CONFLICTS_WITH,
+    REMOVED,
     ClaimRef,
     Relation,
-    chain_key,
+    chain_order,
+    claim_pair_id,
     explicit_relations,
-    relate_chain,
+    relate,
+    replaced,
 )
-from .status import ClaimState, RecordState, claim_statuses, record_status, retiring
-from .weak import binds, sentence_relations, sentences
+from .status import ClaimState, RecordState, claim_statuses, record_status
 
 REBUILD_BATCH = 1000
 """Records per engine run in a full rebuild: bounds memory, not correctness."""
 
 
+NEAREST = 16
+"""Per key, a claim is related with at most this many claims before it and after it in time
+(the nearest): bounds the work on a key thousands of claims share. Derivation is exactly
+order-independent while no key has more claims than this; beyond it, the nearest decide."""
+TOPIC_KEYS = 4
+"""A claim is found by its heaviest topic terms only, at most this many (ties by name)."""
+
+
+def claim_keys(claim: ClaimRef) -> dict[str, bool]:
+    """What a claim can be found by, each key with whether it holds it strongly: its topic's
+    terms (strong at full weight), its value, the values it names and its subject (strong).
+    Two claims are candidates when they share a key that one of them holds strongly, which
+    is what ``relations.relate`` needs of them (``topics.strong_overlap``)."""
+    heavy = sorted(claim.topic, key=lambda tw: (-tw[1], tw[0]))[:TOPIC_KEYS]
+    keys = {"t:" + term: w >= topics.LEAD_WEIGHT for term, w in heavy}
+    if claim.value and claim.value != REMOVED:
+        keys["v:" + claim.value] = True
+    for old in replaced(claim.replaces):
+        keys["v:" + old] = True
+    keys["s:" + claim.subject + "\x1f" + claim.predicate] = True
+    return keys
+
+
+def similarity(a: ClaimRef, b: ClaimRef) -> float:
+    return topics.shaped_similarity(topics.shape(a.topic), topics.shape(b.topic))
+
+
 class PolicyStore(Protocol):
     """Where the engine reads its inputs and reads and writes derived state.
 
-    Claims, relations and states come back exactly as the engine wrote them. Relations are
-    listed explicit ones first (by link: new record, old record, then the order written), then
-    each chain's in the order written.
+    Claims, relations and states come back exactly as the engine wrote them.
     """
 
     # -- inputs (held state applied) -----------------------------------------------------------
@@ -69,9 +95,9 @@ class PolicyStore(Protocol):
         """Declared links ``(new, old)`` with an end in ``ids`` whose both ends take part."""
         ...
 
-    def rejections(self, key: ChainKey) -> Collection[str]:
-        """Pair ids (``relations.pair_id``) on this chain a person rejected in review: held
-        state, which the store keeps whatever is derived."""
+    def rejected(self, pair_ids: Collection[str]) -> Collection[str]:
+        """Those of ``pair_ids`` (``relations.claim_pair_id``) a person rejected in review:
+        held state, which the store keeps whatever is derived."""
         ...
 
     # -- derived state -------------------------------------------------------------------------
@@ -79,8 +105,14 @@ class PolicyStore(Protocol):
         """Stored claims of these records, by record then claim order."""
         ...
 
-    def chain(self, key: ChainKey) -> list[ClaimRef]:
-        """Stored claims on one chain, and any external members (``ClaimRef.external``)."""
+    def candidates(self, claims: Sequence[ClaimRef]) -> Mapping[str, Sequence[ClaimRef]]:
+        """For each of ``claims`` (by id), the stored claims (and external ones, marked) that
+        may relate to it: the same scope (or external), sharing a key (``claim_keys``) that
+        either side holds strongly; per key, the NEAREST before and after it in time order."""
+        ...
+
+    def claims_with_keys(self, keys: Collection[str]) -> list[ClaimRef]:
+        """This store's own claims holding any of ``keys``."""
         ...
 
     def explicit_relations(self, record_ids: Collection[str]) -> list[Relation]:
@@ -95,10 +127,6 @@ class PolicyStore(Protocol):
         """Every stored relation with an end (claim) in ``claim_ids``."""
         ...
 
-    def sentence_relations(self, record_ids: Collection[str]) -> list[Relation]:
-        """Stored sentence relations (method ``sentence``) aimed at these records' claims."""
-        ...
-
     def claim_states(self, claim_ids: Collection[str]) -> dict[str, ClaimState]:
         """Stored claim states (their ``relations`` left empty)."""
         ...
@@ -107,7 +135,7 @@ class PolicyStore(Protocol):
         ...
 
     def replace_claims(self, record_ids: Collection[str], claims: Sequence[ClaimRef]) -> None:
-        """Drop these records' claims and claim states; store ``claims``."""
+        """Drop these records' claims, their keys and claim states; store ``claims``."""
         ...
 
     def replace_explicit_relations(self, record_ids: Collection[str],
@@ -115,12 +143,9 @@ class PolicyStore(Protocol):
         """Drop explicit relations with an end in ``record_ids``; store ``relations``."""
         ...
 
-    def replace_chain_relations(self, key: ChainKey, relations: Sequence[Relation]) -> None:
-        ...
-
-    def replace_sentence_relations(self, record_ids: Collection[str],
+    def replace_inferred_relations(self, claim_ids: Collection[str],
                                    relations: Sequence[Relation]) -> None:
-        """Drop the sentence relations aimed at ``record_ids``; store ``relations``."""
+        """Drop inferred relations with an end in ``claim_ids``; store ``relations``."""
         ...
 
     def write_claim_states(self, states: Sequence[tuple[ClaimRef, ClaimState]]) -> None:
@@ -131,22 +156,28 @@ class PolicyStore(Protocol):
         ...
 
 
-def derive(store: PolicyStore, changed: Iterable[str], chains: Iterable[ChainKey] = ()) -> set[str]:
+def derive(store: PolicyStore, changed: Iterable[str], keys: Iterable[str] = ()) -> set[str]:
     """Bring derived state in step after ``changed`` records were written, edited or dropped,
-    and after the external members of ``chains`` changed.
+    and after the external claims holding ``keys`` changed.
 
     Returns the records whose record state or claim statuses changed (their index entries
     must be rewritten); the changed records themselves are the caller's to re-index.
     """
     ids = set(changed)
-    keys = set(chains)
-    if not ids and not keys:
+    key_set = set(keys)
+    if not ids and not key_set:
         return set()
     run = _Run(store)
+    relating: dict[str, ClaimRef] = {}
+    dropped: set[str] = set()
     if ids:
-        keys |= run.extract(ids)
-        keys |= run.relink(ids)
-    run.relate(keys)
+        old, new = run.extract(ids)
+        dropped = {c.claim_id for c in old}
+        relating.update((c.claim_id, c) for c in new)
+        relating.update((c.claim_id, c) for c in run.relink(ids))
+    if key_set:
+        relating.update((c.claim_id, c) for c in store.claims_with_keys(key_set))
+    run.relate(relating, dropped)
     run.restate()
     return run.reindex
 
@@ -167,34 +198,20 @@ def _by_record(claims: Iterable[ClaimRef]) -> dict[str, list[ClaimRef]]:
     return out
 
 
-def _explicit(links: set[tuple[str, str]],
-              claims_by_record: dict[str, list[ClaimRef]]) -> list[Relation]:
-    return explicit_relations(sorted(links), claims_by_record)
-
-
-@dataclass(frozen=True)
-class _Walk:
-    """One chain as related: its own claims, the explicit relations aimed at them, and every
-    relation of the walk (external ends included)."""
-
-    local: list[ClaimRef]
-    explicit: list[Relation]
-    relations: list[Relation]
-
-
 class _Run:
-    """One derivation: the records to restate and to re-index gather as the steps go."""
+    """One derivation: the claims and records to restate and to re-index gather as it goes."""
 
     def __init__(self, store: PolicyStore) -> None:
         self.store = store
         self.inputs: dict[str, RecordInput] = {}
-        self.restating: set[str] = set()
+        self.restating: set[str] = set()  # records
+        self.claims_to_state: set[str] = set()
         self.reindex: set[str] = set()
         self.absent: set[str] = set()  # asked for, and taking no part
         self.prior: dict[str, str] = {}  # claim -> status, for claims re-extracted here
 
-    def extract(self, ids: set[str]) -> set[ChainKey]:
-        """Re-extract the changed records' claims; return the chains they leave and join."""
+    def extract(self, ids: set[str]) -> tuple[list[ClaimRef], list[ClaimRef]]:
+        """Re-extract the changed records' claims: (old claims, new claims)."""
         old = self.store.claims(ids)
         self.prior = {cid: s.status for cid, s in
                       self.store.claim_states([c.claim_id for c in old]).items()}
@@ -203,98 +220,96 @@ class _Run:
                for c in record_claims(self.inputs[rid])]
         self.store.replace_claims(ids, new)
         self.restating |= ids
-        return {chain_key(c) for c in (*old, *new)}
+        self.claims_to_state.update(c.claim_id for c in new)
+        return old, new
 
-    def relink(self, ids: set[str]) -> set[ChainKey]:
-        """Recompute the explicit relations naming a changed record.
-
-        A claim entering or leaving the retired set changes its chain's membership, so those
-        chains are related again.
-        """
+    def relink(self, ids: set[str]) -> list[ClaimRef]:
+        """Recompute the explicit relations naming a changed record; return the claims whose
+        explicit retirement changed (they enter or leave inference)."""
         store = self.store
         old = store.explicit_relations(ids)
         links = store.links(ids)
         ends = {rid for link in links for rid in link}
-        new = _explicit(links, _by_record(store.claims(ends)))
+        new = explicit_relations(sorted(links), _by_record(store.claims(ends)))
         store.replace_explicit_relations(ids, new)
         both = (*old, *new)
         for rel in both:
             self.restating.update((rel.source_record, rel.target_record))
-        retired = {r.target_claim for r in new}
-        flipped = {r.target_claim for r in old} ^ retired
-        touched: set[ChainKey] = set()
-        for claim in store.claims({r.target_record for r in both}):
-            if claim.claim_id in flipped or claim.claim_id in retired:
-                touched.add(chain_key(claim))
-        touched.update(chain_key(c) for c in store.claims({r.source_record for r in both}))
+        flipped = {r.target_claim for r in old} ^ {r.target_claim for r in new}
+        touched = [c for c in store.claims({r.target_record for r in both})
+                   if c.claim_id in flipped]
+        self.claims_to_state.update(c.claim_id for c in store.claims(
+            {r.source_record for r in both} | {r.target_record for r in both}))
         return touched
 
-    def relate(self, keys: set[ChainKey]) -> None:
-        """Relate each chain again (retired claims left out), retire bound sentences, and
-        restate the claims of every chain concerned."""
-        walks = {key: self._walk(key) for key in sorted(keys)}
-        for key in sorted(self._sentences(walks) - walks.keys()):
-            walks[key] = self._walk(key)  # written as before: only its statuses change
-        aimed: dict[str, list[Relation]] = {}
-        for rel in self.store.sentence_relations({c.record_id for walk in walks.values()
-                                                  for c in walk.local}):
-            aimed.setdefault(rel.target_claim, []).append(rel)
-        for key in sorted(walks):
-            self._state(walks[key], aimed)
-
-    def _walk(self, key: ChainKey) -> _Walk:
+    def relate(self, relating: Mapping[str, ClaimRef], dropped: set[str]) -> None:
+        """Relate ``relating`` again with their candidates (``dropped`` claims are gone), and
+        note the claims whose relations changed."""
         store = self.store
-        members = store.chain(key)
-        local = [c for c in members if not c.external]
-        ids = [c.claim_id for c in local]
-        explicit = store.explicit_relations_of_claims(ids) if ids else []
-        retired = {r.target_claim for r in explicit}
-        relations = relate_chain([c for c in members if c.claim_id not in retired],
-                                   store.rejections(key) if members else ())
-        external = {c.claim_id for c in members if c.external}
-        store.replace_chain_relations(key, [r for r in relations if r.source_claim not in external
-                                            or r.target_claim not in external])
-        return _Walk(local, explicit, relations)
-
-    def _sentences(self, walks: Mapping[ChainKey, _Walk]) -> set[ChainKey]:
-        """Derive again the sentence relations of every record on these chains (and of the
-        changed records); return the chains of the claims whose sentence relations changed."""
-        store = self.store
-        records = {c.record_id for walk in walks.values() for c in walk.local} | self.restating
-        claims = store.claims(records)
-        bound = [c for group in sentences(claims).values() if binds(group) for c in group]
-        old = store.sentence_relations(records)
-        if not bound and not old:
-            return set()
-        decided = [r for r in store.relations_of_claims([c.claim_id for c in bound])
-                   if r.method != SENTENCE]
-        new = sentence_relations(bound, retiring(decided))
-        store.replace_sentence_relations(records, new)
-        changed = {r.target_claim for r in set(old) ^ set(new)}
-        return {chain_key(c) for c in claims if c.claim_id in changed}
-
-    def _state(self, walk: _Walk, aimed: Mapping[str, list[Relation]]) -> None:
-        """State a chain's own claims from its relations and the sentence relations aimed at
-        them (``aimed``, by claim); note the records whose claims' statuses changed."""
-        store = self.store
-        ids = [c.claim_id for c in walk.local]
-        if not ids:
+        ends = set(relating) | dropped
+        if not ends:
             return
-        sentence = [r for cid in ids for r in aimed.get(cid, ())]
-        states = claim_statuses([*walk.explicit, *walk.relations, *sentence])
-        before = store.claim_states(ids)
-        new = [(c, states.get(c.claim_id, ClaimState())) for c in walk.local]
-        for claim, state in new:
-            was = self.prior.get(claim.claim_id)
-            if was is None:
-                was = before.get(claim.claim_id, ClaimState()).status
-            if was != state.status:
-                self.reindex.add(claim.record_id)
-        store.write_claim_states(new)
-        self.restating.update(c.record_id for c in walk.local)
+        before = [r for r in store.relations_of_claims(ends) if r.method != "explicit"]
+        mine = [c for c in relating.values() if not c.external]
+        found = store.candidates(mine) if mine else {}
+        pool = {d.claim_id: d for ds in found.values() for d in ds}
+        pool.update(relating)
+        retired = {r.target_claim for r in
+                   store.explicit_relations_of_claims(list(pool))}
+        pairs: dict[tuple[str, str], tuple[ClaimRef, ClaimRef]] = {}
+        for c in mine:
+            if c.claim_id in retired:
+                continue
+            for d in found.get(c.claim_id, ()):
+                if d.claim_id == c.claim_id or d.claim_id in retired:
+                    continue
+                if d.scope != c.scope and not (d.external or c.external):
+                    continue
+                newer, older = (c, d) if chain_order(c) > chain_order(d) else (d, c)
+                pairs[(newer.claim_id, older.claim_id)] = (newer, older)
+        asked = {claim_pair_id(n, o) for n, o in pairs.values()}
+        rejected = set(store.rejected(asked)) if asked else set()
+        new: dict[tuple[str, str, str], Relation] = {}
+        for newer, older in pairs.values():
+            if newer.external and older.external:
+                continue
+            if rejected and claim_pair_id(newer, older) in rejected:
+                continue
+            rel = relate(newer, older, similarity(newer, older))
+            if rel is not None:
+                new.setdefault((rel.source_claim, rel.kind, rel.target_claim), rel)
+        relations = [new[k] for k in sorted(new)]
+        store.replace_inferred_relations(ends, relations)
+        for rel in (*before, *relations):
+            self.claims_to_state.update((rel.source_claim, rel.target_claim))
+        self.claims_to_state.update(relating)
 
     def restate(self) -> None:
-        """State every touched record from its claims and the explicit links naming it."""
+        """State every touched claim from its relations, then every touched record."""
+        store = self.store
+        wanted = set(self.claims_to_state)
+        if wanted:
+            touching = store.relations_of_claims(wanted)
+            partners = {end for r in touching if r.kind == CONFLICTS_WITH
+                        for end in (r.source_claim, r.target_claim)} - wanted
+            if partners:
+                wanted |= partners
+                touching = store.relations_of_claims(wanted)
+            states = claim_statuses(touching)
+            own = [c for c in _claims_by_id(store, wanted).values() if not c.external]
+            before = store.claim_states([c.claim_id for c in own])
+            rows = [(c, states.get(c.claim_id, ClaimState())) for c in own]
+            for claim, state in rows:
+                was = self.prior.get(claim.claim_id)
+                if was is None:
+                    was = before.get(claim.claim_id, ClaimState()).status
+                if was != state.status:
+                    self.reindex.add(claim.record_id)
+                self.restating.add(claim.record_id)
+            store.write_claim_states(rows)
+        self._restate_records()
+
+    def _restate_records(self) -> None:
         store = self.store
         ids = self.restating
         self._load(ids)
@@ -342,4 +357,11 @@ class _Run:
             self.absent |= missing - found.keys()
 
 
-__all__ = ["REBUILD_BATCH", "PolicyStore", "derive", "rebuild"]
+def _claims_by_id(store: PolicyStore, claim_ids: set[str]) -> dict[str, ClaimRef]:
+    """The stored claims among ``claim_ids`` (by their records: ids are ``record::cN``)."""
+    records = {cid.rsplit("::", 1)[0] for cid in claim_ids}
+    return {c.claim_id: c for c in store.claims(records) if c.claim_id in claim_ids}
+
+
+__all__ = ["NEAREST", "REBUILD_BATCH", "PolicyStore", "claim_keys", "derive", "rebuild",
+           "similarity"]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from lintaid.capture.record import LOCAL_USER
 
-from .claims import extract_claims
+from .beliefs import record_claims_of
 from .relations import ClaimRef
 from .scope import claim_scope, heading_at, source_kind
 from .sentences import headings
@@ -35,7 +35,7 @@ def record_claims(record: RecordInput) -> list[ClaimRef]:
     heads = headings(record.text) if record.kind == "document" else []
     effective = record.valid_at if record.valid_at is not None else record.created_at
     out: list[ClaimRef] = []
-    for n, claim in enumerate(extract_claims(record.text), start=1):
+    for n, claim in enumerate(record_claims_of(record.text, record.kind), start=1):
         heading = heading_at(heads, claim.start) if heads else None
         scope = claim_scope(record.kind, record.user_id, claim.predicate, record.path, heading)
         out.append(ClaimRef(
@@ -43,6 +43,7 @@ def record_claims(record: RecordInput) -> list[ClaimRef]:
             subject=claim.subject, predicate=claim.predicate, value=claim.value,
             effective_at=effective, source_kind=source_kind(record.kind, record.member), cue=claim.cue,
             replaces=claim.replaces, order_key=(record.created_at, record.record_id, n),
-            evidence=claim.evidence, start=claim.start, end=claim.end, weak=claim.weak,
+            evidence=claim.evidence, start=claim.start, end=claim.end,
+            topic=claim.topic, cue_kind=claim.cue_kind, peers=claim.peers,
         ))
     return out

@@ -1,51 +1,47 @@
-"""Relations between claims on one chain (same scope, subject, predicate), and explicit links.
+"""Relations between claims: pairwise by topic and value, and explicit links.
 
-Pure functions of their inputs: the incremental update recomputes a chain by calling
-``relate_chain`` on its claims again, which is what makes it equal to a full rebuild.
+``relate`` is a pure function of two claims and the similarity of their topics
+(``lintaid.policy.topics``): the engine calls it for every pair of candidates
+(``lintaid.policy.engine``), so what a record's claims relate to never depends on the order
+records arrived in.
 
-Walk a chain oldest first. Each claim is compared with its nearest earlier neighbour from a
-different record (same value: confirms; a correction cue in its own sentence, or naming the old
-value: supersedes 0.95; strictly newer and the same kind of source: supersedes 0.90; otherwise
-conflicts_with 0.75). Unlike the reference, which only ever looks at neighbours, the newer claim
-is then also held against every older claim still *live* (not yet superseded) whose value
-differs, by the same rules: so "x, x, y-with-cue" retires both x claims, not just the newer one,
-and the chain's current value is the newest claim's. Each retired claim points at the claim that
-actually replaced it. Live claims of the claim's own record count too: one note stating two
-values for one subject is marked conflicted (or, with a cue, the later statement wins), so two
-values are never both current without a mark.
+- The same value on the same topic confirms.
+- A transition in the newer statement that names the older value ("instead of 3.10", "from
+  Jenkins to ...", "back to goose" against the value it undoes) supersedes it (0.95); so does
+  a removal ("we no longer use Redis").
+- A different value on the same topic supersedes it when the newer statement says it changed
+  something (its own change or revert cue, 0.95, or its turn's intent: a turn asked to "bump"
+  or "loosen" states its new values without saying so, 0.92); a newer decision document
+  supersedes an older memory (0.90: the project's documents inform memory).
+- Otherwise two values for one thing disagree: ``conflicts_with`` (0.75), into the review
+  queue, when the topics are close enough to be sure it is one thing.
 
-"Newer" is a later effective time; on equal effective times (two notes without a valid time
-are effective when created), a later ``created_at``, which the store stamps from its clock.
-Equal on both counts is no order at all, and the two conflict.
+"Newer" is a later effective time; on equal effective times, a later ``created_at``, which the
+store stamps from its clock. Memories and decision documents are two kinds of source; a
+teammate's memory is a kind of its own (``scope.source_kind``), so it never silently retires
+another person's statement without a cue.
 
-Sources. Memories (captures, notes) are one kind of source, decision documents (workspace
-files, effective at their mtime) the other. A memory chain also holds the documents' claims on
-its key as read-only *external* members (``lintaid.derivation``). A newer document supersedes
-an older memory as it supersedes an older document: the project's decision documents inform
-memory. A newer memory does not outrank a document: without a cue it conflicts with it (the
-memory side is marked; a document's own state is never written from memory), with a cue
-naming the document's value it supersedes it in memory's view. A document retired by another
-(frontmatter ``supersedes:``, or a newer document on its own chain) is no member at all.
-
-Weak claims (``ClaimRef.weak``: the actor of "the gateway uses requests for outbound calls")
-relate only by naming: the same value confirms, a newer claim whose cue names the weak
-claim's value (``replaces``) supersedes it, and a weak claim naming an older value supersedes
-that; nothing else, so neither newer-same-kind supersession nor conflicts touch them.
-
-A pair a person rejected in review (``pair_id``) is skipped: neither claim relates to the
-other, whatever the rules above would say.
+A pair a person rejected in review (``claim_pair_id``) is skipped by the engine: neither claim
+relates to the other, whatever the rules would say.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection
+import re
 from dataclasses import dataclass
+
+from .topics import near_similarity, shape, shaped_contrasting, shaped_strong_overlap
+from .values import compatible
 
 HIDE = 0.90
 """A supersedes relation at or above this confidence hides the older claim."""
 CONFLICT = 0.65
-"""A conflicts_with relation at or above this confidence marks both sides conflicted."""
+"""A conflicts_with relation at or above this confidence marks both sides conflicted; a
+supersedes relation between this and HIDE marks its older side conflicted (likely retired,
+waiting for review) and leaves the newer current."""
+LIKELY = 0.8
+"""A newer statement of a different value, same kind of source, no cue: likely superseding."""
 
 CONFIRMS = "confirms"
 SUPERSEDES = "supersedes"
@@ -53,12 +49,8 @@ CONFLICTS_WITH = "conflicts_with"
 
 EXPLICIT = "explicit"
 """Method of a record-level link's relations."""
-SENTENCE = "sentence"
-"""Method of the relations that retire a sentence's claims together (``lintaid.policy.weak``)."""
 DOCUMENT = "document"
 MEMORY = "memory"
-
-ChainKey = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -80,7 +72,10 @@ class ClaimRef:
     start: int = 0
     end: int = 0
     weak: bool = False
-    external: bool = False  # another store's claim on this chain: read, related, never stated
+    external: bool = False  # another store's claim (a document's, read by memory): never stated
+    topic: tuple[tuple[str, float], ...] = ()
+    cue_kind: str = ""
+    peers: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,10 +90,6 @@ class Relation:
     confidence: float
     method: str
     evidence: str
-
-
-def chain_key(claim: ClaimRef) -> ChainKey:
-    return (claim.scope, claim.subject, claim.predicate)
 
 
 def chain_order(claim: ClaimRef) -> tuple[int, float, int, tuple[float, str, int]]:
@@ -126,80 +117,20 @@ def outranks(newer_kind: str, older_kind: str) -> bool:
     return newer_kind == older_kind or (newer_kind == DOCUMENT and older_kind == MEMORY)
 
 
-def classify(newer: ClaimRef, older: ClaimRef) -> Relation | None:
-    """The relation between two claims on one chain, ``newer`` later in chain order; None when
-    a weak claim has nothing to do with the other."""
-    def rel(kind: str, confidence: float, method: str, evidence: str) -> Relation:
-        return Relation(kind, newer.claim_id, older.claim_id, newer.record_id, older.record_id,
-                        confidence, method, evidence)
-
-    if newer.value == older.value:
-        return rel(CONFIRMS, 0.95, "canonical_claim", "same canonical claim and value")
-    # A cue that names a different old value ("instead of Postgres" vs. an older "MySQL") is
-    # about something else, so it does not count against this older claim.
-    names = newer.replaces == older.value if newer.replaces else None
-    if newer.weak or older.weak:
-        return rel(SUPERSEDES, 0.95, "correction_cue", _changed(newer, older)) if names else None
-    cue = names if names is not None else newer.cue
-    if cue:
-        return rel(SUPERSEDES, 0.95, "correction_cue", _changed(newer, older))
-    if is_newer(newer, older) and outranks(newer.source_kind, older.source_kind):
-        method = "newer_same_kind" if newer.source_kind == older.source_kind else \
-            "newer_document"
-        return rel(SUPERSEDES, 0.90, method, _changed(newer, older))
-    return rel(CONFLICTS_WITH, 0.75, "canonical_claim_conflict", _changed(newer, older))
-
-
 def pair_id(scope: str, subject: str, predicate: str, a: tuple[str, str],
             b: tuple[str, str]) -> str:
-    """The id of the pair of statements ``a`` and ``b``, each ``(record_id, value)``, on the
-    chain (scope, subject, predicate), whichever comes first: a review item's id."""
+    """The id of the pair of statements ``a`` and ``b``, each ``(record_id, value)``, about
+    (scope, subject, predicate) of the newer side, whichever comes first: a review item's
+    id, the same after any rebuild."""
     sides = sorted(f"{record}\x1e{value}" for record, value in (a, b))
     key = "\x1f".join((scope, subject, predicate, *sides))
     return "rv" + hashlib.sha256(key.encode()).hexdigest()[:22]
 
 
 def claim_pair_id(a: ClaimRef, b: ClaimRef) -> str:
+    """The review id of ``a`` (the newer claim) and ``b``."""
     return pair_id(a.scope, a.subject, a.predicate, (a.record_id, a.value),
                    (b.record_id, b.value))
-
-
-def relate_chain(claims: list[ClaimRef], rejected: Collection[str] = ()) -> list[Relation]:
-    """All relations of one chain, in chain order (see the module docstring).
-
-    ``rejected``: pair ids (``pair_id``) a person rejected in review; such a pair is never
-    related, as if neither claim had seen the other.
-    """
-    ordered = sorted(claims, key=chain_order)
-    out: list[Relation] = []
-    live: list[ClaimRef] = []
-
-    def allowed(newer: ClaimRef, older: ClaimRef) -> bool:
-        return not rejected or claim_pair_id(newer, older) not in rejected
-
-    for i, claim in enumerate(ordered):
-        neighbour = next(
-            (c for c in reversed(ordered[:i]) if c.record_id != claim.record_id), None
-        )
-        retired: set[str] = set()
-        if neighbour is not None and allowed(claim, neighbour):
-            first = classify(claim, neighbour)
-            if first is not None:
-                out.append(first)
-                if first.kind == SUPERSEDES:
-                    retired.add(neighbour.claim_id)
-        for older in live:
-            if older is neighbour or older.value == claim.value or not allowed(claim, older):
-                continue
-            rel = classify(claim, older)
-            if rel is None:
-                continue
-            out.append(rel)
-            if rel.kind == SUPERSEDES:
-                retired.add(older.claim_id)
-        live = [c for c in live if c.claim_id not in retired]
-        live.append(claim)
-    return out
 
 
 def pseudo_claim_id(record_id: str) -> str:
@@ -212,7 +143,8 @@ def explicit_relations(links: list[tuple[str, str]],
     """Record-level supersession (frontmatter ``supersedes:``, the API's ``supersedes``).
 
     It retires every claim of the old record regardless of content. The source side is the new
-    record's claim on the same chain when it has one, else its first claim, else the record.
+    record's claim about the same thing (same subject and kind of value) when it has one, else
+    its first claim, else the record.
     """
     out: list[Relation] = []
     for new_id, old_id in sorted(set(links)):
@@ -221,13 +153,145 @@ def explicit_relations(links: list[tuple[str, str]],
         new_claims = claims_by_record.get(new_id, [])
         old_claims = claims_by_record.get(old_id, [])
         evidence = f"{new_id} explicitly supersedes {old_id}"
-        targets: list[tuple[str, ChainKey | None]] = [
-            (c.claim_id, chain_key(c)) for c in old_claims] or [(pseudo_claim_id(old_id), None)]
+        targets: list[tuple[str, tuple[str, str] | None]] = [
+            (c.claim_id, (c.subject, c.predicate)) for c in old_claims] or [
+            (pseudo_claim_id(old_id), None)]
         for target_id, key in targets:
-            source = next((c for c in new_claims if chain_key(c) == key), None)
+            source = next((c for c in new_claims if (c.subject, c.predicate) == key), None)
             if source is None and new_claims:
                 source = new_claims[0]
             source_id = source.claim_id if source else pseudo_claim_id(new_id)
             out.append(Relation(SUPERSEDES, source_id, target_id, new_id, old_id, 1.0,
                                 EXPLICIT, evidence))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Statements related pairwise, by topic and value (``lintaid.policy.beliefs``)
+
+RELATE_AT = 0.5
+"""Topic similarity at which two claims with values of compatible types are about one thing
+(a confirmation needs this much)."""
+CUE_AT = 0.4
+"""A statement that says it changed a value of a specific kind (a duration, a rate, a version,
+a URL, a handle ...) needs only this much topic: its cue says such a value was replaced."""
+GENERIC_CUE_AT = 0.55
+"""The same for values of common kinds (numbers, names, identifiers), which many things have."""
+INTENT_AT = 0.5
+"""A statement whose turn set out to change something, without saying so itself."""
+SPECIFIC_TYPES = frozenset({"duration", "rate", "schedule", "percent", "version", "url",
+                            "handle", "size", "email", "host", "default"})
+CONFLICT_AT = 0.6
+"""A cue-less disagreement is a conflict only this close: below it, likely two things."""
+TRANSITION_AT = 0.2
+"""A transition naming the older value ("instead of X") needs only this much topic."""
+SAME_RECORD_AT = 0.9
+"""Two statements of one record relate only when they are about the very same thing."""
+
+INTENT = "intent"
+"""Cue kind of a claim whose turn was asked to change something (``cues.turn_intent``)."""
+CONTEXT = "context"
+"""Cue kind of a value a request stated and the result did not confirm: never a belief; a
+later belief on its topic retires it (see ``relate``)."""
+REMOVED = "-"
+"""The value of a claim that only retires what it names ("we no longer use Redis")."""
+SEP = "\x1f"
+"""Between the values of ``replaces`` when a statement names more than one."""
+
+
+def replaced(replaces: str | None) -> set[str]:
+    """The old values a claim's statement names."""
+    return set(replaces.split(SEP)) if replaces else set()
+
+
+def _contains(a: str, b: str) -> bool:
+    """One value holds the other as a word ("lightgbm" in "lightgbm==4.5.0")."""
+    if a == b or not a or not b or a == REMOVED or b == REMOVED:
+        return False
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    if len(short) < 3 or not short[0].isalpha():
+        return False
+    return re.search(rf"(?<![\w]){re.escape(short)}(?![\w])", long) is not None
+
+
+def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | None:
+    """The relation of two claims, ``newer`` later in order; None when they are about
+    different things. Pure: it depends on the two claims and their topic similarity only.
+
+    Same value: confirms. A transition in ``newer`` naming ``older``'s value, or a change or
+    revert cue (its own, or its turn's): supersedes. A newer decision document over an older
+    memory: supersedes (0.90). Otherwise a disagreement: a conflict, when close enough.
+    """
+    def rel(kind: str, confidence: float, method: str, evidence: str) -> Relation:
+        return Relation(kind, newer.claim_id, older.claim_id, newer.record_id, older.record_id,
+                        confidence, method, evidence)
+
+    if newer.record_id == older.record_id and (newer.start, newer.end) == (older.start,
+                                                                             older.end):
+        return None
+    if older.value == REMOVED or newer.cue_kind == CONTEXT:
+        return None
+    same_key = (newer.subject == older.subject and newer.predicate == older.predicate
+                and bool(newer.topic) and len(newer.subject) > 2
+                and newer.subject != newer.predicate)
+    sim = 1.0 if same_key else similarity
+    names = older.value in replaced(newer.replaces)
+    if newer.record_id == older.record_id and sim < SAME_RECORD_AT and not names:
+        return None
+    if newer.value == REMOVED:
+        if names and sim >= TRANSITION_AT:
+            return rel(SUPERSEDES, 0.95, "removal", f"{newer.subject}: '{older.value}' removed")
+        return None
+    if not (compatible(newer.predicate, older.predicate) or same_key):
+        return None
+    a, b = shape(newer.topic), shape(older.topic)
+    if not names and shaped_contrasting(a, b):
+        return None
+    if _contains(newer.value, older.value) and not names:
+        return None  # "LightGBM" and "lightgbm==4.5.0": one choice, said two ways
+    if older.value in replaced(newer.peers) and not names:
+        return None  # the newer statement still states the older value beside its own
+    strong = same_key or shaped_strong_overlap(a, b)
+    if older.cue_kind == CONTEXT:
+        # A request's unconfirmed value: a newer belief on its topic says what holds.
+        if newer.value != older.value and (names or (strong and sim >= RELATE_AT)):
+            return rel(SUPERSEDES, 0.90, "context", _changed(newer, older))
+        return None
+    if newer.value == older.value:
+        if sim >= RELATE_AT and strong:
+            return rel(CONFIRMS, 0.95, "same_value", "same value on the same topic")
+        return None
+    if names and sim >= TRANSITION_AT:
+        return rel(SUPERSEDES, 0.95, "transition", _changed(newer, older))
+    cue = newer.cue_kind
+    if newer.value in replaced(older.replaces) and cue in ("change", "revert", INTENT) \
+            and sim >= TRANSITION_AT:
+        # "replace goose with Atlas", later "back to goose": the newer undoes the older
+        return rel(SUPERSEDES, 0.95, "undo", f"{newer.subject}: back to '{newer.value}'")
+    if not strong:
+        return None
+    if newer.replaces and cue in ("change", "revert", INTENT):
+        return None  # its statement says which value it replaced, and it is not this one
+    specific = newer.predicate in SPECIFIC_TYPES
+    need = CUE_AT if specific else GENERIC_CUE_AT
+    if not specific:
+        # a plain number, name or identifier: what is said right beside it must agree too
+        sim = min(sim, near_similarity(a, b)) if not same_key else sim
+    if cue in ("change", "revert") and sim >= need:
+        return rel(SUPERSEDES, 0.95, "correction_cue", _changed(newer, older))
+    if cue == INTENT and sim >= (need if specific else max(need, INTENT_AT)):
+        return rel(SUPERSEDES, 0.92, "turn_intent", _changed(newer, older))
+    if cue in ("keep", "add", "remove") or sim < RELATE_AT:
+        return None
+    if is_newer(newer, older) and newer.source_kind == DOCUMENT:
+        # The project's decision documents are the documented rule: the newer one holds,
+        # over an older document and over older memory alike.
+        method = "newer_document" if older.source_kind != DOCUMENT else "newer_same_kind"
+        return rel(SUPERSEDES, 0.90, method, _changed(newer, older))
+    if sim < CONFLICT_AT:
+        return None
+    if is_newer(newer, older) and newer.source_kind == older.source_kind:
+        # Said later by the same kind of source, without saying it changed anything: most
+        # likely the newer holds, but nobody said so; a person confirms it in review.
+        return rel(SUPERSEDES, LIKELY, "newer_unmarked", _changed(newer, older))
+    return rel(CONFLICTS_WITH, 0.75, "disagreement", _changed(newer, older))

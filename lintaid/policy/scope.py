@@ -23,6 +23,9 @@ GENERIC_HEADINGS = frozenset(
     }
 )
 _SHARED_KINDS = frozenset({"capture"})
+SCALAR_PREDICATES = frozenset({"value", "default", "number", "duration", "percent", "size",
+                               "rate", "boolean", "schedule"})
+"""Kinds of value a decision document scopes to its file (or heading): a bare setting."""
 
 
 def is_generic_heading(heading: str | None) -> bool:
@@ -52,7 +55,7 @@ def claim_scope(kind: str, user_id: str, predicate: str, path: str | None,
                 heading: str | None) -> str:
     """The scope part of a claim's chain key."""
     if kind == "document":
-        if predicate != "value":
+        if predicate not in SCALAR_PREDICATES:
             return PROJECT
         norm_path = (path or "").replace("\\", "/")
         if not is_generic_heading(heading):

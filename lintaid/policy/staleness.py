@@ -39,7 +39,8 @@ from lintaid_client.models import ACTIONS, AGING, EXPIRED_LEVEL, FRESH, STALE, S
 from . import assertions as facts
 from .assertions import Assertion
 from .inputs import RecordInput, record_claims
-from .relations import CONFIRMS, CONFLICTS_WITH, SUPERSEDES, Relation, chain_key, relate_chain
+from .memory_store import MemoryPolicyStore
+from .relations import CONFIRMS, CONFLICTS_WITH, SUPERSEDES, Relation
 
 # -- categories and their decay --------------------------------------------------------------
 PERMANENT: Final = "permanent"
@@ -533,11 +534,10 @@ def relate(facts_in: Sequence[Fact], until: float | None = None) -> dict[str, Ev
     for f in facts_in:
         own[f.id] = record_assertions(f.content)
         stated.extend((f.id, f.created_at, a) for a in own[f.id])
-    chains: dict[tuple[str, str, str], list[Any]] = {}
-    for f in facts_in:
-        for claim in record_claims(RecordInput(f.id, f.content, "note", created_at=f.created_at)):
-            chains.setdefault(chain_key(claim), []).append(claim)
-    relations = [r for claims in chains.values() for r in relate_chain(claims)]
+    store = MemoryPolicyStore()
+    store.put(*(RecordInput(f.id, f.content, "note", created_at=f.created_at)
+                for f in facts_in))
+    relations = [r for r in store.all_relations() if r.method != "explicit"]
     statements = Statements(stated)
     into_record: dict[str, list[Relation]] = {}
     into_claim: dict[str, list[Relation]] = {}

@@ -66,8 +66,9 @@ def claim_statuses(relations: Sequence[Relation]) -> dict[str, ClaimState]:
     """State of every claim the relations mention.
 
     Superseded: a supersedes relation at or above HIDE targets it (highest confidence wins, the
-    first listed on a tie). Conflicted: a conflicts_with at or above CONFLICT touches it, it is
-    not superseded, and neither is the other side: a conflict with a retired claim is moot.
+    first listed on a tie). Conflicted: a conflicts_with at or above CONFLICT touches it, or a
+    supersedes between CONFLICT and HIDE targets it (likely retired, waiting for review); it
+    is not superseded, and neither is the other side: a dispute with a retired claim is moot.
     """
     best = retiring(relations)
     touching: dict[str, list[Relation]] = {}
@@ -77,9 +78,14 @@ def claim_statuses(relations: Sequence[Relation]) -> dict[str, ClaimState]:
             touching.setdefault(rel.target_claim, []).append(rel)
     conflict: dict[str, float] = {}
     for rel in relations:
-        if rel.kind != CONFLICTS_WITH or rel.confidence < CONFLICT:
+        if rel.confidence < CONFLICT or rel.kind not in (CONFLICTS_WITH, SUPERSEDES):
             continue
         if rel.source_claim in best or rel.target_claim in best:
+            continue
+        if rel.kind == SUPERSEDES:  # below HIDE: the older side is likely retired
+            if rel.confidence < HIDE:
+                conflict[rel.target_claim] = max(conflict.get(rel.target_claim, 0.0),
+                                                 rel.confidence)
             continue
         for side in (rel.source_claim, rel.target_claim):
             conflict[side] = max(conflict.get(side, 0.0), rel.confidence)

@@ -19,8 +19,24 @@ from lintaid.retrieval.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, words
 
 SCHEMA_FILE = "lintaid-schema"
 I64_MAX = 2**63 - 1
-__all__ = ["MAX_QUERY_CHARS", "MAX_QUERY_TERMS", "TantivyIndex", "boolean", "const_score",
-           "millis"]
+BM25_K1 = 1.2
+"""Tantivy's BM25 term-frequency saturation: one term scores at most ``idf x (k1 + 1)``."""
+BOUND_TERMS = 12
+"""A query's terms a relevance bound counts at most (a statement holds no more)."""
+__all__ = ["MAX_QUERY_CHARS", "MAX_QUERY_TERMS", "Terms", "TantivyIndex", "boolean",
+           "const_score", "millis", "stems"]
+
+# What the ``en_stem`` tokenizer makes of a text (tantivy's definition: the simple tokenizer,
+# tokens over 40 bytes dropped, lowercased, English Snowball stems), so a text's terms can be
+# compared with what the index holds. Thread-safe.
+_EN_STEM = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+            .filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase())
+            .filter(tantivy.Filter.stemmer("english")).build())
+
+
+def stems(text: str) -> list[str]:
+    """The terms an ``en_stem`` field holds for ``text``, in order."""
+    return list(_EN_STEM.analyze(text))
 
 
 def millis(seconds: float | None) -> int:
@@ -177,6 +193,63 @@ class TantivyIndex:
 
     def num_docs(self) -> int:
         return self.index.searcher().num_docs
+
+
+class Terms:
+    """A query's words as one index weighs them: each stem's BM25 idf in ``field``.
+
+    ``bound`` is the most any document can score on ``field`` for these terms (every term
+    at BM25's saturation, ``idf x (k1 + 1)``), so ``relevance`` (a hit's score on ``field``
+    alone as a share of it) is a number in [0, 1] that means the same in every index, where
+    raw BM25 does not: it grows with the number and rarity of the query's words in that index,
+    and with the index's other fields and boosts. ``match`` says which of the terms a text
+    holds and how much of the query's weight each carries.
+    """
+
+    def __init__(self, index: TantivyIndex, searcher: tantivy.Searcher, field: str,
+                 words: list[str]) -> None:
+        self.index, self.searcher, self.field, self.words = index, searcher, field, words
+        total = max(1, int(searcher.num_docs))
+        self.idf: dict[str, float] = {}
+        held: dict[str, float] = {}  # the terms some document holds
+        for word in words:
+            for stem in stems(word):
+                if stem not in self.idf:
+                    df = int(searcher.doc_freq(field, stem))
+                    self.idf[stem] = math.log(1 + (total - df + 0.5) / (df + 0.5))
+                    if df:
+                        held[stem] = self.idf[stem]
+        weights = list(self.idf.values())
+        if len(weights) > BOUND_TERMS:
+            # A long prompt (a pasted log): no document holds all of it, and most of its
+            # words no document holds at all. The bound is what its BOUND_TERMS rarest terms
+            # that the index holds could score.
+            weights = sorted(held.values(), reverse=True)[:BOUND_TERMS]
+        self.total = sum(weights)
+        self.bound = self.total * (BM25_K1 + 1)
+
+    def relevance(self, key_field: str, keys: list[str]) -> dict[str, float]:
+        """For each key's document (``key_field`` holds it): its BM25 score on ``field``
+        alone for the query's words, over ``bound``. One query, however many keys."""
+        query = self.index.words_query(self.words, [self.field])
+        if query is None or not keys or self.bound <= 0:
+            return {}
+        only = const_score(self.index.term_set(key_field, keys), 0.0)
+        found = self.searcher.search(boolean([("must", query), ("must", only)]),
+                                     limit=len(keys))
+        out: dict[str, float] = {}
+        for score, addr in found.hits:
+            key = str(self.searcher.doc(addr).get_first(key_field))
+            out[key] = min(1.0, max(0.0, float(score) / self.bound))
+        return out
+
+    def match(self, text: str) -> dict[str, float]:
+        """The query's terms ``text`` holds (in query order), each with its share of the
+        query's idf mass (``total``, the bound's terms)."""
+        if self.total <= 0:
+            return {}
+        held = set(stems(text))
+        return {stem: w / self.total for stem, w in self.idf.items() if stem in held}
 
 
 def const_score(query: tantivy.Query, score: float) -> tantivy.Query:

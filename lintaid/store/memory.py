@@ -37,6 +37,7 @@ from . import chains, integrity, state, timeline, transfer
 from .backup import BackupInfo, copy_database, rolling_backup
 from .derived_tables import DerivedTables
 from .index import millis
+from .ledger import LedgerTable
 from .links import closes_cycle, cycle_message
 from .migrations import migrate
 from .outbox import EXPIRE, FORGET, LINK, RECORD, REJECT, REJECT_FIELDS, RESTORE, Outbox
@@ -124,6 +125,7 @@ class MemoryStore:
         self._write, self.integrity = self._open()
         self.derived = DerivedTables(self._write)
         self.reviews = ReviewTable(self._write, self._read)  # held review decisions
+        self.ledger = LedgerTable(self._write, self._read)  # what each injection gave
         self._backed_up_changes = -1  # set after the start-up writes below
         self._local = threading.local()
         self.outbox = Outbox(self._write, self._read)  # the team tier's; idle until one is joined
@@ -724,6 +726,29 @@ class MemoryStore:
             " s.confidence, s.evidence AS state_evidence FROM records r"
             " LEFT JOIN record_state s ON s.record_id = r.id WHERE r.id IN ({ids})", ids)}
 
+    def hit_rows(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """What a search hit shows of each record, in one query: the ``get_rows`` columns,
+        ``claims`` (each as ``claims_for`` gives it), ``spans`` (as ``claim_spans`` gives
+        them) and ``relations`` (as ``relations_for`` gives them)."""
+        out: dict[str, dict[str, Any]] = {}
+        for row in in_batches(self._read(), _HIT_ROWS, ids):
+            found = dict(row)
+            # JSON holds 15 digits of a REAL; times go through it as text, read back whole.
+            claims = [{k: _real(v) if k in _REAL_KEYS else v for k, v in c.items()}
+                      for c in json.loads(found.pop("claims_json") or "[]")]
+            found["claims"] = sorted(claims, key=lambda c: (c["start"], c["n"]))
+            found["relations"] = [
+                {"kind": r["kind"], "other_id": other, "role": role,
+                 "confidence": _real(r["confidence"]), "method": r["method"],
+                 "evidence": r["evidence"]}
+                for r in json.loads(found.pop("relations_json") or "[]")
+                for rid, other, role in ((r["source"], r["target"], "source"),
+                                         (r["target"], r["source"], "target"))
+                if rid == found["id"]]
+            found["spans"] = {c["claim_id"]: timeline.claim_span(c, found) for c in claims}
+            out[found["id"]] = found
+        return out
+
     def session_neighbours(self, ids: list[str], *, before: bool = True
                            ) -> dict[str, tuple[str | None, str | None]]:
         """For each of ``ids`` in a session: the records just before (unless ``before`` is
@@ -1121,6 +1146,47 @@ _STATUS_SQL: Final = {
 
 _LIVE_COLUMNS: Final = {"id": "{t}.id", "created_at": "{t}.created_at", "source": "{t}.source",
                         "session_id": "{t}.session_id", "text": "{t}.content", "path": "NULL"}
+
+
+def _exact(column: str) -> str:
+    """A REAL column as text with every digit (SQLite's JSON keeps 15), NULL kept."""
+    return f"CASE WHEN {column} IS NULL THEN NULL ELSE printf('%!.17g', {column}) END"
+
+
+_HIT_ROWS: Final = (
+    "SELECT r.*, (SELECT l.old_id FROM links l WHERE l.new_id = r.id"
+    " ORDER BY l.at DESC, l.old_id LIMIT 1) AS supersedes,"
+    " COALESCE(s.status, 'current') AS state, s.superseded_by, s.confidence,"
+    " s.evidence AS state_evidence,"
+    " (SELECT json_group_array(json_object("
+    "  'claim_id', c.claim_id, 'subject', c.subject, 'predicate', c.predicate,"
+    "  'value', c.value, 'evidence', c.evidence, 'start', c.start, 'end', c.\"end\","
+    f"  'n', c.n, 'scope', c.scope, 'effective_at', {_exact('c.effective_at')},"
+    "  'record_id', c.record_id,"
+    "  'status', COALESCE(cs.status, 'current'), 'superseded_by', cs.superseded_by_record,"
+    "  'superseded_by_claim', cs.superseded_by_claim,"
+    "  'replaced_by_value', COALESCE(nc.value, cs.superseded_by_value),"
+    f"  'n_created', {_exact('nr.created_at')}, 'n_valid', {_exact('nr.valid_at')},"
+    "  'link_at', (SELECT printf('%!.17g', l.at) FROM links l"
+    " WHERE l.new_id = cs.superseded_by_record"
+    "   AND l.old_id = c.record_id)))"
+    "  FROM claims c LEFT JOIN claim_state cs ON cs.claim_id = c.claim_id"
+    "  LEFT JOIN claims nc ON nc.claim_id = cs.superseded_by_claim"
+    "  LEFT JOIN records nr ON nr.id = cs.superseded_by_record AND cs.status = 'superseded'"
+    "  WHERE c.record_id = r.id) AS claims_json,"
+    " (SELECT json_group_array(json_object('kind', x.kind, 'source', x.source_record,"
+    "  'target', x.target_record, 'confidence', printf('%!.17g', x.confidence),"
+    " 'method', x.method,"
+    "  'evidence', x.evidence))"
+    "  FROM relations x WHERE x.source_record = r.id OR x.target_record = r.id)"
+    "  AS relations_json"
+    " FROM records r LEFT JOIN record_state s ON s.record_id = r.id WHERE r.id IN ({ids})")
+"""``MemoryStore.hit_rows``: a record, its claims and its relations as one row."""
+_REAL_KEYS: Final = frozenset({"effective_at", "n_created", "n_valid", "link_at"})
+
+
+def _real(text: Any) -> float | None:
+    return None if text is None or text == "" else float(text)
 
 
 def blank(text: str, spans: list[tuple[int, int]]) -> str:

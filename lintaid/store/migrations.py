@@ -241,3 +241,29 @@ def m007_team_quarantine(conn: sqlite3.Connection) -> None:
             at REAL NOT NULL
         )
     """)
+
+
+@migration
+def m008_injection_ledger(conn: sqlite3.Connection) -> None:
+    """What memory did: one row per injection (what it showed, its size, the values,
+    identifiers and paths its statements hold) and, once the session's next capture read it,
+    whether the agent used it (``used``: 1 or 0; NULL until judged). Held, never derived."""
+    script(conn, """
+        CREATE TABLE injections (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL,
+            client TEXT,
+            session_id TEXT,
+            event TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            records TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            tokens INTEGER NOT NULL,
+            markers TEXT NOT NULL,
+            judged_at REAL,
+            used INTEGER,
+            used_markers TEXT
+        );
+        CREATE INDEX injections_session ON injections(session_id, seq);
+        CREATE INDEX injections_at ON injections(at)
+    """)

@@ -60,6 +60,12 @@ _PAIRS: Final = (
 )
 
 
+_PAIRS_OF: Final = _PAIRS.replace(
+    "FROM relations r", "FROM (SELECT * FROM relations WHERE source_record IN ({ids}) UNION"
+    " SELECT * FROM relations WHERE target_record IN ({ids})) r", 1)
+"""``_PAIRS`` for relations with an end among given records (two ``{ids}`` lists)."""
+
+
 class ReviewTable:
     """``write``: the writer's connection (decisions, and what the engine reads while it
     derives); ``read``: this thread's read connection."""
@@ -80,6 +86,14 @@ class ReviewTable:
             " (SELECT 1 FROM records x WHERE x.id = v.older_record)))",
             (scope, subject, predicate))}
 
+    def rejected_items(self, item_ids: Iterable[str]) -> set[str]:
+        """Those of ``item_ids`` the engine must never relate again: the rejected ones, and
+        the acceptances of a memory over a decision document (see ``rejected``)."""
+        return {r[0] for r in in_batches(
+            self._write, "SELECT item_id FROM reviews v WHERE item_id IN ({ids})"
+            " AND (decision = 'reject' OR (decision = 'accept' AND NOT EXISTS"
+            " (SELECT 1 FROM records x WHERE x.id = v.older_record)))", item_ids)}
+
     # -- pairs a person may settle -----------------------------------------------------------
     def pairs(self, user_id: str, min_confidence: float, *,
               record_ids: Iterable[str] | None = None, writer: bool = False,
@@ -97,8 +111,9 @@ class ReviewTable:
             sql = _PAIRS + order + (" LIMIT ?" if limit is not None else "")
             rows = conn.execute(sql, [*params, *([limit] if limit is not None else [])])
             return [dict(r) for r in rows]
-        found = in_batches(conn, _PAIRS + " AND (r.source_record IN ({ids})"
-                           " OR r.target_record IN ({ids}))", record_ids, params)
+        # Driven by the records' own relations (both ends are indexed), never a scan of every
+        # relation of the kind: the cost follows the hits, not the store.
+        found = in_batches(conn, _PAIRS_OF, record_ids, after=params)
         seen: set[tuple[str, str, str]] = set()
         out = []
         for row in found:

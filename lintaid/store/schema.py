@@ -31,18 +31,29 @@ CREATE TABLE IF NOT EXISTS claims (
     effective_at REAL,
     cue INTEGER NOT NULL,
     replaces TEXT,
-    weak INTEGER NOT NULL DEFAULT 0  -- an actor's claim beside a purpose: relates by naming only
+    topic TEXT NOT NULL DEFAULT '',  -- weighted terms, ``lintaid.policy.topics.encode``
+    cue_kind TEXT NOT NULL DEFAULT '',
+    peers TEXT NOT NULL DEFAULT ''  -- the other values its statement states
 );
 CREATE INDEX IF NOT EXISTS claims_record ON claims(record_id);
-CREATE INDEX IF NOT EXISTS claims_chain ON claims(scope, subject, predicate);
--- Another store's chains of any scope on one subject and predicate (memory reads documents').
-CREATE INDEX IF NOT EXISTS claims_subject ON claims(subject, predicate);
+
+-- What each claim can be found by (``lintaid.policy.engine.claim_keys``): two claims sharing
+-- a key are candidates for a relation.
+CREATE TABLE IF NOT EXISTS claim_keys (
+    key TEXT NOT NULL,
+    claim_id TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    strong INTEGER NOT NULL,  -- the claim holds the key at full weight
+    ord REAL NOT NULL,  -- the claim's record's creation time: "nearest" is by this
+    PRIMARY KEY (key, claim_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS claim_keys_record ON claim_keys(record_id);
+CREATE INDEX IF NOT EXISTS claim_keys_near ON claim_keys(key, ord);
 
 CREATE TABLE IF NOT EXISTS relations (
-    -- the chain key for inferred relations; NULL for explicit links; for the relations
-    -- retiring a sentence together, "\x1e" and the target record's id
-    chain TEXT,
-    n INTEGER NOT NULL,  -- order within its chain, or within its explicit link
+    chain TEXT,  -- 'inferred' for relations the policy drew; NULL for explicit links
+    n INTEGER NOT NULL,  -- order within its explicit link (0 for inferred ones)
     source_claim TEXT NOT NULL,
     target_claim TEXT NOT NULL,
     source_record TEXT NOT NULL,
@@ -103,7 +114,7 @@ CREATE INDEX IF NOT EXISTS assertions_attribute ON assertions(user_id, subject, 
 CREATE INDEX IF NOT EXISTS assertions_value ON assertions(user_id, subject, value);
 """
 
-DERIVED_TABLES: Final = ("claims", "relations", "claim_state", "record_state",
+DERIVED_TABLES: Final = ("claims", "claim_keys", "relations", "claim_state", "record_state",
                          "record_category", "assertions")
 META: Final = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 DERIVED_VERSION_KEY: Final = "derived_version"

@@ -80,12 +80,13 @@ def batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
 
 
 def in_batches(conn: sqlite3.Connection, sql: str, ids: Iterable[Any],
-               params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+               params: Sequence[Any] = (), *, after: Sequence[Any] = ()) -> list[sqlite3.Row]:
     """Run ``sql`` once per batch of ``ids``, each ``{ids}`` in it standing for ``(?, ?, ...)``.
 
     Every ``IN`` list in the stores goes through here, so no statement ever binds more
     variables than SQLite allows (32,766 by default, 999 on some builds). ``params`` are bound
-    before the list(s); the rows of all batches are returned in batch order.
+    before the list(s), ``after`` after them; the rows of all batches are returned in batch
+    order.
     """
     items = list(dict.fromkeys(ids))
     if not items:
@@ -93,9 +94,10 @@ def in_batches(conn: sqlite3.Connection, sql: str, ids: Iterable[Any],
     lists = sql.count("{ids}")
     if lists < 1:
         raise ValueError("sql must hold an {ids} placeholder")
-    size = max(1, (VARIABLE_BUDGET - len(params)) // lists)
+    size = max(1, (VARIABLE_BUDGET - len(params) - len(after)) // lists)
     out: list[sqlite3.Row] = []
     for part in batches(items, size):
         marks = ",".join("?" * len(part))
-        out.extend(conn.execute(sql.replace("{ids}", marks), [*params, *(list(part) * lists)]))
+        out.extend(conn.execute(sql.replace("{ids}", marks),
+                                [*params, *(list(part) * lists), *after]))
     return out

@@ -24,6 +24,9 @@ from .sqlite import in_batches
 SUPERSEDED: Final = "superseded"
 CONFLICTED: Final = "conflicted"
 CONFLICTS_WITH: Final = "conflicts_with"
+CONFIRMS: Final = "confirms"
+SUPERSEDES: Final = "supersedes"
+CONTEXT: Final = "context"  # a claim a request stated and its result did not confirm
 
 COLUMNS: Final = ("id", "created_at", "source", "session_id", "text", "path")
 
@@ -64,9 +67,13 @@ def _claim_columns(live: Live, claim: str, row: str) -> str:
 def current_claims(conn: sqlite3.Connection, live: Live, *, limit: int,
                    session_id: str | None = None) -> list[dict[str, Any]]:
     """Claims still believed (current or conflicted), newest record first; only those of
-    ``session_id``'s records when given."""
-    where = f"{live.cond('l')} AND COALESCE(s.status, 'current') != ?"
-    params: list[Any] = [*live.params, SUPERSEDED]
+    ``session_id``'s records when given. Left out: what a request only asked about (a
+    context claim is no decision), a claim a newer one restates (the newer is listed), and
+    one a newer one likely supersedes (it waits in review, listed with the conflicts)."""
+    where = (f"{live.cond('l')} AND COALESCE(s.status, 'current') != ? AND c.cue_kind != ?"
+             " AND NOT EXISTS (SELECT 1 FROM relations x WHERE x.target_claim = c.claim_id"
+             " AND x.kind IN (?, ?) AND x.chain IS NOT NULL)")
+    params: list[Any] = [*live.params, SUPERSEDED, CONTEXT, CONFIRMS, SUPERSEDES]
     if session_id is not None:
         where += f" AND {live.col('l', 'session_id')} = ?"
         params.append(session_id)

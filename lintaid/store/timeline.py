@@ -12,8 +12,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from .sqlite import in_batches
+
+
+class Fields(Protocol):
+    """A row by column name (``sqlite3.Row``, or a dict)."""
+
+    def __getitem__(self, key: str) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -35,7 +42,7 @@ def _until(replaced: float | None, expires: float | None) -> float | None:
     return min(ends) if ends else None
 
 
-def _retired(row: sqlite3.Row) -> tuple[float | None, float | None]:
+def _retired(row: Fields) -> tuple[float | None, float | None]:
     """(when the retirement took effect, when the store learned it) for a row whose state
     names a retiring record ``n_*``."""
     if row["n_created"] is None:
@@ -43,6 +50,18 @@ def _retired(row: sqlite3.Row) -> tuple[float | None, float | None]:
     effective = row["n_valid"] if row["n_valid"] is not None else row["n_created"]
     learned = row["link_at"] if row["link_at"] is not None else row["n_created"]
     return float(effective), float(learned)
+
+
+def claim_span(claim: Fields, record: Fields) -> Span:
+    """A claim's span from its ``effective_at`` and retiring record's ``n_created``,
+    ``n_valid`` and ``link_at``, and its record's ``created_at``, ``valid_at`` and
+    ``expires_at``."""
+    start = claim["effective_at"]
+    if start is None:
+        start = record["valid_at"] if record["valid_at"] is not None else record["created_at"]
+    replaced, retracted = _retired(claim)
+    return Span(float(start), _until(replaced, record["expires_at"]),
+                float(record["created_at"]), retracted, record["expires_at"])
 
 
 def claim_spans(conn: sqlite3.Connection, record_ids: Iterable[str]) -> dict[str, Span]:
@@ -58,12 +77,7 @@ def claim_spans(conn: sqlite3.Connection, record_ids: Iterable[str]) -> dict[str
         " LEFT JOIN records nr ON nr.id = s.superseded_by_record AND s.status = 'superseded'"
         " WHERE c.record_id IN ({ids})", record_ids,
     ):
-        start = row["effective_at"]
-        if start is None:
-            start = row["valid_at"] if row["valid_at"] is not None else row["created_at"]
-        replaced, retracted = _retired(row)
-        out[row["claim_id"]] = Span(float(start), _until(replaced, row["expires_at"]),
-                                    float(row["created_at"]), retracted, row["expires_at"])
+        out[row["claim_id"]] = claim_span(row, row)
     return out
 
 

@@ -32,11 +32,12 @@ from typing import Any, Final
 import structlog
 import tantivy
 
+from lintaid.retrieval.query import words
 from lintaid_client import paths
 
 from . import integrity, state
 from .derived_tables import DerivedTables
-from .index import TantivyIndex, boolean
+from .index import TantivyIndex, Terms, boolean
 from .schema import DERIVED_SCHEMA, DERIVED_VERSION_KEY, get_meta, set_meta
 from .sqlite import batches, connect, in_batches, script, transaction
 
@@ -45,6 +46,9 @@ DB_VERSION: Final = "2"  # 2: the shared derived tables replace file_state; file
 SEARCH_FIELDS: Final = ["text", "heading"]
 CURRENT: Final = "current"
 SUPERSEDED: Final = "superseded"
+FILE_KINDS: Final = ("decision", "document", "code")
+"""A decision document (its claims take part in the policy), other prose, or code (source,
+configuration, data): what a hit's ``doc_type`` says."""
 
 WORKSPACE_SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS files (
@@ -54,7 +58,8 @@ CREATE TABLE IF NOT EXISTS files (
     sha256 TEXT NOT NULL,
     indexed_at REAL NOT NULL,
     frontmatter TEXT NOT NULL DEFAULT '{}',
-    policy_text TEXT  -- the text the policy engine reads; NULL when the file takes no part
+    policy_text TEXT,  -- the text the policy engine reads; NULL when the file takes no part
+    kind TEXT NOT NULL DEFAULT 'code'  -- FILE_KINDS
 );
 CREATE TABLE IF NOT EXISTS chunks (
     chunk_id TEXT PRIMARY KEY,
@@ -114,6 +119,7 @@ class FileUpdate:
     frontmatter: dict[str, Any] = field(default_factory=dict)
     policy_text: str | None = None  # what the policy reads; None: the file takes no part
     links: tuple[str, ...] = ()  # frontmatter ``supersedes:`` targets, in resolution order
+    kind: str = "code"  # FILE_KINDS
     read_at: float = field(default_factory=time.time)  # before the read: see ``racy``
 
 
@@ -289,9 +295,9 @@ class WorkspaceStore:
                 )
                 db.execute(
                     "INSERT OR REPLACE INTO files(path, size, mtime_ns, sha256, indexed_at,"
-                    " frontmatter, policy_text) VALUES (?,?,?,?,?,?,?)",
+                    " frontmatter, policy_text, kind) VALUES (?,?,?,?,?,?,?,?)",
                     (up.path, up.size, up.mtime_ns, up.sha256, up.read_at,
-                     json.dumps(up.frontmatter, sort_keys=True), up.policy_text),
+                     json.dumps(up.frontmatter, sort_keys=True), up.policy_text, up.kind),
                 )
                 db.execute("DELETE FROM file_links WHERE path = ?", (up.path,))
                 db.executemany("INSERT INTO file_links(path, n, candidate) VALUES (?,?,?)",
@@ -432,13 +438,19 @@ class WorkspaceStore:
         scored = [(str(searcher.doc(addr).get_first("chunk_id")), float(score))
                   for score, addr in result.hits]
         rows = self._chunk_rows([cid for cid, _ in scored])
+        relevance = Terms(self.index, searcher, "text", words(text)).relevance(
+            "chunk_id", [cid for cid, _ in scored])
         hits = []
         for chunk_id, score in scored:
             row = rows.get(chunk_id)
             if row is None:  # deleted after the searcher was taken
                 continue
-            hits.append(_hit(row, score))
+            hits.append(_hit(row, score, relevance.get(chunk_id, 0.0)))
         return hits, max(hidden, 0)
+
+    def terms(self, query_words: list[str]) -> Terms:
+        """``query_words`` as this index weighs them (``index.Terms``)."""
+        return Terms(self.index, self.index.searcher(), "text", query_words)
 
     # -- the decision documents' state (any thread) ----------------------------------------------
     _LIVE: Final = state.Live(
@@ -462,7 +474,8 @@ class WorkspaceStore:
 
     def _chunk_rows(self, chunk_ids: list[str]) -> dict[str, sqlite3.Row]:
         return {row["chunk_id"]: row for row in in_batches(
-            self._read(), "SELECT c.*, f.mtime_ns, COALESCE(s.status, 'current') AS status,"
+            self._read(), "SELECT c.*, f.mtime_ns, f.kind,"
+            " COALESCE(s.status, 'current') AS status,"
             " s.superseded_by, s.confidence, s.evidence FROM chunks c"
             " JOIN files f ON f.path = c.path LEFT JOIN record_state s ON s.record_id = c.path"
             " WHERE c.chunk_id IN ({ids})", chunk_ids)}
@@ -473,7 +486,7 @@ def _count(result: tantivy.SearchResult) -> int:
     return int(result.count)  # type: ignore[attr-defined]
 
 
-def _hit(row: sqlite3.Row, score: float) -> dict[str, Any]:
+def _hit(row: sqlite3.Row, score: float, relevance: float) -> dict[str, Any]:
     status = row["status"]
     if status == SUPERSEDED:
         status = "historical"
@@ -485,8 +498,10 @@ def _hit(row: sqlite3.Row, score: float) -> dict[str, Any]:
         "start_line": row["start_line"],
         "end_line": row["end_line"],
         "heading": row["heading"],
+        "doc_type": row["kind"],
         "content": row["text"],
         "score": score,
+        "relevance": relevance,
         "status": status,
         "superseded_by": row["superseded_by"],
         "confidence": row["confidence"] if row["confidence"] is not None else 1.0,

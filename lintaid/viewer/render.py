@@ -114,12 +114,47 @@ def annotate(content: str, claims: Sequence[Claim]) -> Markup:
     return Markup("").join(out)
 
 
+PLOT_W, PLOT_H, PLOT_PAD = 640, 160, 28
+
+
+def ledger_plot(days: Sequence[dict[str, Any]]) -> Markup:
+    """An SVG of the ledger over time, oldest day first: a bar per day for the tokens
+    injected, and a dot for the share of judged injections that were used (0 to 100%)."""
+    rows = sorted(days, key=lambda d: str(d.get("day") or ""))
+    if not rows:
+        return Markup("")
+    most = max(int(d.get("tokens") or 0) for d in rows) or 1
+    step = (PLOT_W - 2 * PLOT_PAD) / len(rows)
+    inner = PLOT_H - 2 * PLOT_PAD
+    parts = [Markup('<svg class="plot" role="img" viewBox="0 0 %d %d" width="%d" height="%d">'
+                    '<title>%s</title>') % (PLOT_W, PLOT_H, PLOT_W, PLOT_H,
+                                            "tokens injected per day, and the share used")]
+    for n, day in enumerate(rows):
+        x = PLOT_PAD + n * step
+        height = inner * int(day.get("tokens") or 0) / most
+        parts.append(Markup(
+            '<rect class="tokens" x="%.1f" y="%.1f" width="%.1f" height="%.1f">'
+            '<title>%s: %s tokens, %s injections</title></rect>') % (
+            x + step * 0.15, PLOT_H - PLOT_PAD - height, step * 0.7, height,
+            day.get("day"), day.get("tokens"), day.get("injections")))
+        share = day.get("used_share")
+        if share is not None:
+            parts.append(Markup(
+                '<circle class="used" cx="%.1f" cy="%.1f" r="4"><title>%s: %d%% used'
+                '</title></circle>') % (x + step / 2, PLOT_H - PLOT_PAD - inner * share,
+                                        day.get("day"), round(100 * share)))
+    parts.append(Markup('<text x="%d" y="%d">%s</text><text x="%d" y="%d">%s</text>'
+                        '</svg>') % (PLOT_PAD, PLOT_H - 8, rows[0].get("day"),
+                                     PLOT_W - PLOT_PAD - 70, PLOT_H - 8, rows[-1].get("day")))
+    return Markup("").join(parts)
+
+
 def environment() -> Environment:
     env = Environment(loader=PackageLoader("lintaid.viewer", "templates"),
                       autoescape=select_autoescape(default=True, default_for_string=True),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(when=when, short=short, summary=summary, highlight=highlight,
-                       annotate=annotate)
+                       annotate=annotate, ledger_plot=ledger_plot)
     env.globals.update(status_text=STATUS_TEXT, revision_text=REVISION_TEXT, headline=headline)
     return env
 

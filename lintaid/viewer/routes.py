@@ -1,7 +1,8 @@
 """Requests to pages: the route table, each page's reads, and the record actions.
 
 Paths are those below the token (the gate has taken it off). Reads go through ops (``list``,
-``search``, ``get``, ``history``, ``status``) and the ``Reader`` (chains, conflicts); changes
+``search``, ``get``, ``history``, ``status``, ``stats``) and the ``Reader`` (chains,
+conflicts); changes
 go through the ops in ``ACTIONS`` only, so they take the writer's path, are validated as every
 client's are and land in the audit log as the viewer's.
 
@@ -12,7 +13,6 @@ A refused change shows its page again with the op's message and the form as it w
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +26,7 @@ from lintaid_client.models import Hit, ReviewItem, SearchResult
 
 from ..capture.git import revision_status
 from ..integrations import registry
-from ..integrations.injection import build_excerpt, query_stems, query_terms
+from ..integrations.injection import excerpt
 from ..ops import Services
 from .calls import OpCaller
 from .live import Changes
@@ -156,7 +156,8 @@ class App:
 
     def _pages(self) -> dict[str, Callable[[dict[str, str]], Response]]:
         return {"/": self.timeline, "/search": self.search, "/conflicts": self.conflicts,
-                "/audit": self.audit, "/status": self.status, "/events": self.events}
+                "/audit": self.audit, "/status": self.status, "/ledger": self.ledger,
+                "/events": self.events}
 
     def _known(self, path: str) -> bool:
         target = _TARGET.fullmatch(path)
@@ -199,16 +200,17 @@ class App:
                 result = SearchResult.from_dict(self.call(
                     "search", query=text, top_k=_int(form["top_k"], 10),
                     history=form["history"], store=form["store"],
-                    client=form["client"] or None, kind=form["kind"] or None))
+                    client=form["client"] or None, kind=form["kind"] or None,
+                    passages=True))
             except protocol.BadRequest as err:
                 error = err.message
-        stems, terms = query_stems(text), query_terms(text)
+        stems: dict[str, None] = {}
         for hit in result.results if result else []:
-            shown = dataclasses.replace(hit, claims=[]) if hit.historical else hit
-            excerpt, notes = build_excerpt(shown, terms)
-            rows.append((hit, excerpt, notes))
+            shown = excerpt(hit)
+            rows.append((hit, "\n".join(shown.lines), shown.notes))
+            stems.update(dict.fromkeys(t for p in hit.passages for t in p.terms))
         return self.html("search.html", status=400 if error else 200, form=form,
-                         result=result, rows=rows, stems=stems, error=error,
+                         result=result, rows=rows, stems=list(stems), error=error,
                          stores=ops.STORES, kinds=ops.KIND_CHOICES, clients=registry.names())
 
     def record(self, record_id: str, query: dict[str, str], *, form: dict[str, str] | None = None,
@@ -281,6 +283,12 @@ class App:
 
     def status(self, query: dict[str, str]) -> Response:
         return self.html("status.html", info=self.call("status"))
+
+    def ledger(self, query: dict[str, str]) -> Response:
+        """What memory did (the ``stats`` op): a plot over the last days, the totals, each
+        day, client and session, and the newest injections."""
+        stats = self.call("stats", limit=_int(query.get("days"), 30), recent=PAGE)
+        return self.html("ledger.html", stats=stats)
 
     def events(self, query: dict[str, str]) -> Response:
         """Server-sent events: ``change`` whenever a write was committed."""

@@ -25,6 +25,7 @@ from typing import Any, Final, TypeVar
 import structlog
 
 from lintaid.derivation import DERIVED_VERSION, apply_files, rebuild_workspace
+from lintaid.store.index import Terms
 from lintaid.store.memory import MemoryStore
 from lintaid.store.workspace import (
     ApplyResult,
@@ -35,9 +36,10 @@ from lintaid.store.workspace import (
 )
 
 from .chunking import chunk_file, decode
-from .documents import link_candidates, policy_text
+from .documents import is_document, link_candidates, policy_text
 from .ignore import IgnoreRules
 from .secrets import mostly_secrets, redact_keeping_lines
+from .thirdparty import MIN_COPY_BYTES, REASONS, ThirdParty
 from .watcher import Batch, Watcher
 
 T = TypeVar("T")
@@ -58,6 +60,9 @@ class Workspace:
         self.submit = submit
         self.memory = memory
         self.rules = IgnoreRules(self.root, excluded=excluded)
+        self.third_party = ThirdParty(self.root, self.rules.git)
+        # Files left out as third-party at the last reconcile, by reason (``thirdparty``).
+        self.skipped_third_party: dict[str, int] = dict.fromkeys(REASONS, 0)
         self.store = WorkspaceStore(self.root, derived_version=DERIVED_VERSION)
         self.ready = threading.Event()
         self.last_reconcile: dict[str, Any] = {}
@@ -115,6 +120,7 @@ class Workspace:
             "progress": dict(self.progress),
             "git": self.rules.git,
             "max_file_bytes": self.rules.max_file_bytes,
+            "third_party": dict(self.skipped_third_party),
             "error": self.last_error,
             "integrity": self.store.integrity,
             "recovered": self.store.recovered,
@@ -133,6 +139,10 @@ class Workspace:
         if self.store.closed:
             return [], 0
         return self.store.search(query, limit, history=history)
+
+    def terms(self, words: list[str]) -> Terms | None:
+        """The query's words as the workspace index weighs them."""
+        return None if self.store.closed else self.store.terms(words)
 
     def current_claims(self, limit: int) -> list[dict[str, Any]]:
         return [] if self.store.closed else self.store.current_claims(limit)
@@ -168,6 +178,8 @@ class Workspace:
         started = time.monotonic()
         stored = self.store.fingerprints()
         listed = self.rules.list_files()
+        self.third_party.prepare(listed, self._digest)
+        self.skipped_third_party = dict.fromkeys(REASONS, 0)
         seen: set[str] = set()
         hashed = 0
         futures: list[Future[ApplyResult]] = []
@@ -180,6 +192,8 @@ class Workspace:
             st = self.rules.stat_file(rel)
             if st is None:
                 continue
+            if self._third_party_by_path(rel):
+                continue  # left out, and removed if an older pass indexed it
             old = stored.get(rel)
             if (not full and old is not None and old.size == st.size
                     and old.mtime_ns == st.mtime_ns and not old.racy()):
@@ -255,6 +269,7 @@ class Workspace:
         if not candidates:
             return
         ignored = self.rules.ignored(candidates)
+        self.third_party.prepare(sorted(set(candidates) - ignored), self._digest)
         stored = self.store.fingerprints_for(sorted(candidates))
         updates: list[FileUpdate] = []
         removed: list[str] = []
@@ -288,12 +303,33 @@ class Workspace:
         if got is None:
             return None
         st, data = got
+        sha256 = hashlib.sha256(data).hexdigest()
+        reason = self.third_party.reason(rel, data, sha256)
+        if reason:
+            self.skipped_third_party[reason] = self.skipped_third_party.get(reason, 0) + 1
+            log.debug("workspace_third_party_skipped", path=rel, reason=reason)
+            return None
         text = decode(data)
         redacted = redact_keeping_lines(text)
         if mostly_secrets(text, redacted):
             log.info("workspace_secret_file_skipped", path=rel)
             return None
-        return file_update(rel, data, st.size, st.mtime_ns, read_at, text=redacted)
+        return file_update(rel, data, st.size, st.mtime_ns, read_at, text=redacted,
+                           sha256=sha256)
+
+    def _third_party_by_path(self, rel: str) -> bool:
+        """Third-party by its path, its attributes or its folder (no read needed)."""
+        tp = self.third_party
+        reason = tp.by_path_or_folder(rel)
+        if reason:
+            self.skipped_third_party[reason] = self.skipped_third_party.get(reason, 0) + 1
+        return bool(reason)
+
+    def _digest(self, rel: str) -> str | None:
+        got = self.rules.read_file(rel)
+        if got is None or len(got[1]) < MIN_COPY_BYTES:
+            return None
+        return hashlib.sha256(got[1]).hexdigest()
 
     def _normalise(self, name: str) -> str:
         """A capture's path as a relative posix path under the root; "" when outside it."""
@@ -329,7 +365,7 @@ class Workspace:
 
 
 def file_update(rel: str, data: bytes, size: int, mtime_ns: int, read_at: float, *,
-                text: str | None = None) -> FileUpdate:
+                text: str | None = None, sha256: str | None = None) -> FileUpdate:
     """One file's row for the store: its chunks, frontmatter, policy text and links, all from
     the redacted ``text`` (redacted here from ``data`` when not given)."""
     if text is None:
@@ -338,11 +374,14 @@ def file_update(rel: str, data: bytes, size: int, mtime_ns: int, read_at: float,
     policy = policy_text(rel, text, chunked.frontmatter)
     # Only a file that takes part may link: a code file's frontmatter retires nothing.
     links = tuple(link_candidates(rel, chunked.frontmatter)) if policy is not None else ()
+    kind = "decision" if policy is not None else "document" if is_document(rel) else "code"
     return FileUpdate(
-        path=rel, size=size, mtime_ns=mtime_ns, sha256=hashlib.sha256(data).hexdigest(),
+        path=rel, size=size, mtime_ns=mtime_ns,
+        sha256=sha256 or hashlib.sha256(data).hexdigest(),
         chunks=[ChunkRow(c.chunk_id, c.start_line, c.end_line, c.heading, c.text, c.sha256)
                 for c in chunked.chunks],
         frontmatter=chunked.frontmatter, policy_text=policy, links=links, read_at=read_at,
+        kind=kind,
     )
 
 
@@ -351,7 +390,7 @@ class _Stopped(Exception):
 
 
 def _is_ignore_file(rel: str) -> bool:
-    return rel.rsplit("/", 1)[-1] == ".gitignore"
+    return rel.rsplit("/", 1)[-1] in (".gitignore", ".gitattributes")
 
 
 def _head(items: list[str]) -> list[str]:

@@ -1,0 +1,216 @@
+"""What a prompt may be given: the search's hits cut down to those worth their bytes.
+
+The rules, in order:
+
+* **Small talk gets nothing.** A prompt whose words are all greetings, thanks and the like
+  ("cool, thanks!", "nice work 🎉") asks nothing of memory.
+* **Code only where the prompt names code.** Project files that are code (not prose and not
+  decision documents) come in only when the prompt names a path, a symbol or an error text
+  the chunk holds (which makes them relevant enough whatever else the prompt says);
+  memories and documents always rank before them. Third-party code never reaches the
+  search at all (``workspace.thirdparty``).
+* **A question is no answer.** A hit must state something that matches the prompt (a
+  statement that is not a question holding one of its words): a turn that only asked the
+  same thing holds no answer to it.
+* **A relevance floor.** Unless the best hit reaches ``floor`` (its BM25 score as a share of
+  the most the prompt's words can score in its index, ``Hit.relevance``), nothing is given,
+  not even a header; the others must reach ``relative`` of the best, and no more than
+  ``per_session`` come from one agent session.
+* **Each entry earns its place.** After the first, a hit comes in only when its matching
+  statements hold a share (``gain``) of the prompt's weight that the hits before it do not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from lintaid_client import models
+from lintaid_client.models import Hit
+
+from .query import STOP_WORDS, words
+from .statements import statements
+
+FLOOR: Final = 0.18
+"""Calibrated relevance the best hit must reach, chosen with ``benchmarks/floor.py`` on the
+development histories: at it, general programming questions are given something 4 times in
+24 and 41 of the 48 answerable memory questions still get their answer (the README's "What
+is injected" has the table)."""
+RELATIVE: Final = 0.5
+"""Every other hit must reach this share of the best hit's relevance."""
+GAIN: Final = 0.2
+"""...and hold at least this share of the prompt's weight that the hits before it do not: a
+second record on the same thing (an older statement of the same fact, the same answer again)
+adds bytes and no answer."""
+PER_SESSION: Final = 2
+"""At most this many hits from one agent session (a long session must not crowd out others)."""
+CODE: Final = "code"  # a workspace hit's ``doc_type`` for source code and configuration
+
+SMALL_TALK: Final = frozenset("""
+thanks thank thx ty cheers cool nice great awesome perfect wonderful excellent amazing ok okay
+k kk yes yeah yep yup no nope sure fine hi hello hey bye goodbye congrats congratulations lol
+haha hahaha wow good morning evening night afternoon weekend week day today tonight work job
+done see later soon have happy enjoy well lot lots much very really appreciate appreciated
+please welcome sounds makes sense agreed alright right got it that's thats this tomorrow
+monday tuesday wednesday thursday friday saturday sunday holiday holidays vacation cya ttyl
+""".split())
+
+_CODE_SPAN: Final = re.compile(r"`([^`\n]{2,200})`")
+_PATH: Final = re.compile(r"(?<![\w@])(?:[\w.-]+/)+[\w.-]+|(?<![\w/])[\w-]+\.[a-z][a-z0-9]{0,5}\b")
+_SYMBOL: Final = re.compile(
+    r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(?|\b[A-Za-z_]\w*\(\)|\b[a-z]+_[a-z0-9_]+\b"
+    r"|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b|\b\w+::\w+")
+_ERROR: Final = re.compile(r"\b\w*(?:Error|Exception|Traceback|panic)\b[:\s]*[^\n]{0,120}"
+                           r"|\berror\b:?\s*[^\n]{3,120}", re.IGNORECASE)
+_URL: Final = re.compile(r"\b[a-z]+://\S+")
+
+
+@dataclass(frozen=True)
+class Limits:
+    floor: float = FLOOR
+    relative: float = RELATIVE
+    gain: float = GAIN
+    per_session: int = PER_SESSION
+    count: int = 3
+
+
+SMALL_TALK_CHARS: Final = 200
+"""Small talk is short: a longer prompt is never taken for it."""
+NAMED_CODE_CHARS: Final = 4000
+"""Where a prompt names code: its start (a pasted file or log is read no further)."""
+
+
+def small_talk(prompt: str) -> bool:
+    """True when no word of ``prompt`` asks for anything (greetings, thanks, praise)."""
+    if len(prompt) > SMALL_TALK_CHARS:
+        return False
+    said = [w.strip(".,!?;:'\"()") for w in words(prompt)]
+    said = [w for w in said if any(ch.isalnum() for ch in w)]
+    return all(w in SMALL_TALK or w in STOP_WORDS for w in said)
+
+
+def chit_chat(content: str) -> bool:
+    """Whether a captured turn was small talk: its request asks nothing (``small_talk``)."""
+    asked = [st.text for st in statements(content) if st.part == "request"]
+    return bool(asked) and small_talk(" ".join(asked))
+
+
+def named_code(prompt: str) -> list[str]:
+    """The paths, symbols and error texts ``prompt`` names (what a code chunk must hold)."""
+    text = _URL.sub(" ", prompt[:NAMED_CODE_CHARS])
+    found: dict[str, None] = {}
+    for m in _CODE_SPAN.finditer(text):
+        found[m.group(1).strip()] = None
+    for pattern in (_PATH, _SYMBOL):
+        for m in pattern.finditer(text):
+            found[m.group(0).rstrip("(").strip(".")] = None
+    for m in _ERROR.finditer(text):
+        found[" ".join(m.group(0).split())[:80]] = None
+    return [k for k in found if len(k) >= 3]
+
+
+def holds_code(hit: Hit, names: Sequence[str]) -> bool:
+    """Whether a code chunk holds (or is the file of) one of the named paths, symbols or
+    errors."""
+    content = hit.content
+    path = hit.path or ""
+    for name in names:
+        if name in content or (("/" in name or "." in name) and path.endswith(name)):
+            return True
+    return False
+
+
+def answered(hit: Hit) -> float:
+    """The hit's relevance when it states something that matches (a statement that is not a
+    question holds a word of the prompt), else 0: a turn that only asked the same thing holds
+    no answer to it, while a question and the answer beside it are one memory. 0 without
+    passages."""
+    return (hit.relevance or 0.0) if _stated(hit) else 0.0
+
+
+def _stated(hit: Hit) -> dict[str, float]:
+    """The prompt's terms the hit's passages state, each with its share of the prompt's
+    weight: those held by statements that are not questions, unless the reply comes with the
+    hit (a conversation turn shown beside the turn after it)."""
+    answered = any(c.position == models.AFTER for c in hit.context)
+    questions = set() if answered else {st.start for st in statements(hit.content)
+                                        if st.question}
+    out: dict[str, float] = {}
+    for passage in hit.passages:
+        if passage.start not in questions:
+            out.update(passage.terms)
+    return out
+
+
+def is_code(hit: Hit) -> bool:
+    return hit.store == models.WORKSPACE and hit.doc_type == CODE
+
+
+def admit(hits: Sequence[Hit], prompt: str, limits: Limits = Limits()) -> list[Hit]:
+    """The hits ``prompt`` is given, in the search's order with memories and documents before
+    code; none when the best does not reach the floor or the prompt is small talk. ``hits``
+    must carry ``relevance`` and ``passages`` (a search with ``passages=True``)."""
+    if small_talk(prompt):
+        return []
+    names = named_code(prompt)
+    # A chunk that holds what the prompt names (a path, a symbol, an error) is relevant by
+    # that alone: the prompt's other words need not be in it.
+    scored = [(h, max(answered(h), limits.floor) if is_code(h) else answered(h))
+              for h in hits if h.kind != models.PROMPT
+              and (not is_code(h) or (names and holds_code(h, names)))]
+    scored = [(h, r) for h, r in scored if r > 0]
+    if not scored:
+        return []
+    best = max(r for _h, r in scored)
+    if best < limits.floor:
+        return []
+    # The search's order (each index's own ranking, merged by relevance), code last.
+    kept = [h for h, r in scored if r >= limits.relative * best]
+    kept.sort(key=is_code)
+    return spread_sessions(adding(kept, limits.gain), limits.count, limits.per_session)
+
+
+def adding(hits: Sequence[Hit], gain: float) -> list[Hit]:
+    """The first hit, then each whose stated (not asked) terms hold at least ``gain`` of the
+    prompt's weight in terms no hit before it held (``Passage.terms``)."""
+    out: list[Hit] = []
+    covered: set[str] = set()
+    for hit in hits:
+        terms = _stated(hit)
+        new = sum(w for t, w in terms.items() if t not in covered)
+        if out and new < gain:
+            continue
+        out.append(hit)
+        covered.update(terms)
+    return out
+
+
+def spread_sessions(hits: Sequence[Hit], limit: int, per_session: int = PER_SESSION) -> list[Hit]:
+    """At most ``per_session`` hits from one agent session, so one long session whose every
+    turn matches cannot crowd out every other session's memories; order kept."""
+    seen: dict[str, int] = {}
+    out = []
+    for hit in hits:
+        session = hit.session_id or hit.id
+        if seen.get(session, 0) >= per_session:
+            continue
+        seen[session] = seen.get(session, 0) + 1
+        out.append(hit)
+        if len(out) == limit:
+            break
+    return out
+
+
+def interleave(lists: Sequence[Sequence[Hit]], limit: int) -> list[Hit]:
+    """Each list's first hit, then each one's second, ...: what several questions of one
+    prompt were given, each hit once, at most ``limit``."""
+    out: list[Hit] = []
+    seen: set[str] = set()
+    for rank in range(max((len(x) for x in lists), default=0)):
+        for found in lists:
+            if rank < len(found) and found[rank].id not in seen and len(out) < limit:
+                seen.add(found[rank].id)
+                out.append(found[rank])
+    return out

@@ -1,0 +1,360 @@
+"""What a prompt is given, end to end through the hook shim's ``answer`` against a real daemon
+(in this process): memory before project files and never third-party code, calibrated
+relevance and the floor, statement excerpts, one provenance line with ``current`` only where
+the policy judged, the token budget, the SessionStart digest, and the ledger of what memory
+did. The renderer's rules that need exact shapes are checked on hand-made hits too."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from lintaid.capture import git as gitinfo
+from lintaid.integrations import injection
+from lintaid.retrieval import admit
+from lintaid.retrieval.markers import markers, used
+from lintaid.retrieval.query import parts
+from lintaid.retrieval.statements import statements
+from lintaid.search import merge
+from lintaid.workspace import thirdparty
+from lintaid_client.models import Claim, Hit, Passage
+from tests.conftest import Served, wait_for
+from tests.test_e2e_spine import git_init
+from tests.test_viewer import open_viewer
+from tests.transcripts import stop_payload, write_transcript
+
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+
+
+def prompt(served: Served, text: str, session: str = "later") -> str:
+    """What the prompt is given, once every write before it is searchable (injection itself
+    waits only briefly for that, and a loaded machine can take longer)."""
+    served.call("search", {"query": "settle", "top_k": 1})  # a read waits for the writes
+    out = served.hook("UserPromptSubmit", {"session_id": session, "prompt": text})
+    return str(out.get("hookSpecificOutput", {}).get("additionalContext", ""))
+
+
+def capture(served: Served, session: str, request: str, result: str) -> None:
+    root = served.root
+    path = write_transcript(root.parent / f"{session}.jsonl", [("user", request),
+                                                               ("assistant", result)],
+                            session_id=session, cwd=str(root))
+    assert served.hook("Stop", stop_payload(path, session_id=session, cwd=str(root))) == {}
+
+
+def entries(text: str) -> list[list[str]]:
+    """The block's entries: each a provenance line and its indented lines."""
+    out: list[list[str]] = []
+    for line in text.splitlines():
+        if line.startswith("- "):
+            out.append([line])
+        elif line.startswith("  ") and out:
+            out[-1].append(line.strip())
+    return out
+
+
+def commit(root: Path, message: str) -> None:
+    subprocess.run([*GIT, "-C", str(root), "add", "-A"], check=True)
+    subprocess.run([*GIT, "-C", str(root), "commit", "-q", "-m", message], check=True)
+
+
+def workspace_settled(served: Served) -> bool:
+    ws = served.call("status").get("workspace") or {}
+    return bool(ws.get("ready")) and not ws.get("pending_index") and not ws.get("queue_depth")
+
+
+# -- 1. what a prompt may get ----------------------------------------------------------------
+def test_memory_comes_first_and_third_party_code_never_reaches_the_agent(
+        project: Path, serve: Any) -> None:
+    git_init(project)
+    src = project / "src"
+    for name in ("h11", "idna"):  # two small libraries, installed here, vendored under src/
+        shutil.copytree(Path(importlib.import_module(name).__file__ or "").parent, src / name,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    (src / "h11" / "_util.py").write_text((src / "h11" / "_util.py").read_text() + "# ours\n")
+    (src / "gateway").mkdir()
+    (src / "gateway" / "client.py").write_text(
+        "import httpx\n\n\ndef outbound_client():\n    \"\"\"The HTTP client for outbound "
+        "calls.\"\"\"\n    return httpx.Client(timeout=5)\n")
+    (project / "uv.lock").write_text('[[package]]\nname = "httpx"\nversion = "0.28.1"\n')
+    (project / ".gitattributes").write_text("gen/** linguist-generated\n")
+    (project / "gen").mkdir()
+    (project / "gen" / "http_api.py").write_text("def outbound_http_library():\n    pass\n")
+    (project / "web").mkdir()
+    (project / "web" / "app.js").write_text("var http=function(){return 'outbound'};" * 300)
+    commit(project, "tree")
+    served = serve(project, watch=True)
+    wait_for(lambda: workspace_settled(served), timeout=60)
+    served.json("add", "The gateway now uses httpx instead of requests for outbound HTTP calls.")
+    text = prompt(served, "Which HTTP library does the gateway use for outbound calls?")
+    shown = entries(text)
+    assert shown and shown[0][0].split(" · ")[0].startswith("- m")  # the memory, first
+    assert "httpx instead of requests" in shown[0][1]
+    for where in ("src/h11", "src/idna", "uv.lock", "gen/", "web/app.js", "src/gateway"):
+        assert where not in text  # no library, lockfile, generated or minified code; no code
+    skipped = served.call("status")["workspace"]["third_party"]
+    assert skipped["installed copy"] >= 20 and skipped["lockfile"] == 1
+    assert skipped["generated"] == 1 and skipped["minified"] == 1
+    found = served.json("search", "outbound http", "--store", "workspace")["results"]
+    assert [h["path"] for h in found] == ["src/gateway/client.py"]
+    # Code comes in when the prompt names it, and after the memories.
+    text = prompt(served, "What does outbound_client() in src/gateway/client.py return?")
+    assert "src/gateway/client.py" in text
+
+
+def test_hits_merge_by_calibrated_relevance_and_keep_their_own_order() -> None:
+    def hit(rid: str, score: float, relevance: float) -> Hit:
+        return Hit(id=rid, content=rid, score=score, relevance=relevance)
+
+    memory = [hit("m1", 4.3, 0.6), hit("m2", 3.9, 0.7)]  # the index's order: claims, dates
+    files = [hit("w1", 17.1, 0.5), hit("w2", 9.0, 0.2)]  # far higher raw BM25
+    assert [h.id for h in merge(memory, files)] == ["m1", "m2", "w1", "w2"]
+    assert [h.id for h in merge([hit("m1", 9, 0.1)], files)] == ["w1", "w2", "m1"]
+
+
+def test_relevance_is_a_share_the_same_in_both_indexes(project: Path, serve: Any) -> None:
+    git_init(project)
+    (project / "docs").mkdir()
+    (project / "docs" / "cache.md").write_text("# Cache\n\nThe cache evicts with LRU.\n")
+    commit(project, "docs")
+    served = serve(project, watch=True)
+    wait_for(lambda: workspace_settled(served), timeout=60)
+    served.json("add", "The cache evicts with LRU.")
+    hits = served.call("search", {"query": "cache evicts LRU", "store": "all"})["results"]
+    assert {h["store"] for h in hits} == {"memory", "workspace"}
+    assert all(0 < h["relevance"] <= 1 for h in hits)
+    # The same words in either index reach a like share, whatever the raw scores.
+    mem, ws = (next(h for h in hits if h["store"] == s) for s in ("memory", "workspace"))
+    assert abs(mem["relevance"] - ws["relevance"]) < 0.25
+
+
+def test_named_code_is_what_a_prompt_names() -> None:
+    names = admit.named_code("Why does `RetryPolicy.next_delay()` raise ValueError: negative "
+                             "delay in gateway/retry.py?")
+    assert "RetryPolicy.next_delay()" in names and "gateway/retry.py" in names
+    assert any(n.startswith("ValueError") for n in names)
+    assert admit.named_code("How do we retry outbound calls?") == []
+
+
+def test_third_party_rules_on_their_own(tmp_path: Path) -> None:
+    assert thirdparty.by_path("vendor/lib/x.go") == thirdparty.VENDORED
+    assert thirdparty.by_path("a/node_modules/p/index.js") == thirdparty.VENDORED
+    assert thirdparty.by_path("poetry.lock") == thirdparty.LOCKFILE
+    assert thirdparty.by_path("api/v1/user_pb2.py") == thirdparty.GENERATED
+    assert thirdparty.by_path("static/site.min.css") == thirdparty.GENERATED
+    assert thirdparty.by_path("src/app/main.py") is None
+    assert thirdparty.by_content("x.go", b"// Code generated by protoc. DO NOT EDIT.\n") \
+        == thirdparty.GENERATED
+    assert thirdparty.by_content("a.js", b"var a=1;" * 200) == thirdparty.MINIFIED
+    assert thirdparty.by_content("a.js", b"var a = 1;\n" * 200) is None
+    # A distribution installed from the project itself is the project's, not a copy.
+    site = tmp_path / "site"
+    info = site / "own-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "RECORD").write_text("own/__init__.py,sha256=abc,10\n")
+    (info / "direct_url.json").write_text(json.dumps({"url": tmp_path.as_uri(),
+                                                      "dir_info": {}}))
+    other = site / "lib-2.0.dist-info"
+    other.mkdir()
+    (other / "RECORD").write_text("lib/core.py,sha256=def,10\nlib-2.0.dist-info/RECORD,,\n")
+    found = thirdparty.Installed.scan([site], tmp_path.resolve())
+    assert found.digests == {"def"} and found.packages == {"lib"}
+
+
+# -- 2. the floor ----------------------------------------------------------------------------
+def test_a_prompt_below_the_floor_gets_nothing_not_even_the_header(served: Served) -> None:
+    capture(served, "s1", "Set up the job queue for push notifications.",
+            "River with riverpgxv5 on the same Postgres; queues default (10 workers) and "
+            "push (20 workers).")
+    assert "River" in prompt(served, "Which job queue runs our push notifications?")
+    for general in ("What happens if you write to a nil map in Go?",
+                    "What's the difference between a buffered and an unbuffered channel?",
+                    "thanks, that's all for today!", "nice work 🎉"):
+        assert served.hook("UserPromptSubmit", {"session_id": "g", "prompt": general}) == {}
+
+
+def test_a_turn_that_only_asked_the_same_question_is_no_answer(served: Served) -> None:
+    capture(served, "s1", "Which region do the production machines of the billing API run in?",
+            "Good question, I'll find out and get back to you.")
+    assert served.hook("UserPromptSubmit", {
+        "session_id": "x",
+        "prompt": "Which region do the production machines of the billing API run in?"}) == {}
+
+
+def test_a_prompt_asking_two_things_gets_both(served: Served) -> None:
+    served.json("add", "Ana owns the billing service.")
+    served.json("add", "Database pool size: 20.")
+    assert parts("Who owns billing, and what is the database pool size?") == [
+        "Who owns billing", "what is the database pool size?"]
+    text = prompt(served, "Who owns billing, and what is the database pool size?")
+    assert "Ana owns the billing service." in text and "Database pool size: 20." in text
+
+
+# -- 3. excerpts by statement ------------------------------------------------------------------
+def test_the_excerpt_is_the_matching_statements_and_the_result(served: Served) -> None:
+    capture(served, "s1", "Three things: the cache TTL, the CI runner, and the logo colour.",
+            "Done.\n- cache TTL for the home feed is now 5 minutes\n- CI runs on the "
+            "self-hosted runner ci-large-2\n- logo colour is #ff6600")
+    text = prompt(served, "How long is the home feed cache TTL?")
+    (entry,) = entries(text)
+    body = "\n".join(entry[1:])
+    assert "cache TTL for the home feed is now 5 minutes" in body
+    assert "ci-large-2" not in body and "#ff6600" not in body  # the other topics left out
+    # Only the request matches: its result comes with it, never the request alone.
+    capture(served, "s2", "Pin the Terraform provider versions.",
+            "Done: aws ~> 5.60, kubernetes ~> 2.31.")
+    (entry,) = entries(prompt(served, "Did we pin the Terraform provider versions?"))
+    assert any(line.startswith("Result:") and "5.60" in line for line in entry[1:])
+
+
+def test_statements_keep_code_spans_and_fences_whole() -> None:
+    content = ("Request: how do I run it?\nResult: Run it like this: ```bash make test - "
+               "go test ./... ``` - then `make lint - strict` - done.")
+    pieces = [s.text for s in statements(content)]
+    assert "```bash make test - go test ./... ```" in pieces  # a fence is one statement
+    assert any("`make lint - strict`" in p for p in pieces)  # a span's " - " is no bullet
+    assert [s.part for s in statements(content)][:1] == ["request"]
+
+
+def _hit(content: str, rid: str = "m1", **kw: Any) -> Hit:
+    weight = {"retri": 0.5}
+    return Hit(id=rid, content=content, created_at=1.7e9, client="claude-code",
+               passages=[Passage(0, len(content), 0.5, weight)], **kw)
+
+
+def test_a_long_statement_is_cut_outside_its_code_spans_and_said_once() -> None:
+    long = ("The retry policy " + "waits a little longer every time " * 8
+            + "and reads `config.retry.backoff_ms from the gateway settings file` at start.")
+    block = injection.recall([_hit(long), _hit(long, rid="m2")],
+                             where=injection.Where(None, None, None))
+    assert block is not None and block.ids == ["m1"]  # m2 would say the same again
+    shown = entries(block.text)[0][1]
+    assert shown.endswith(" …") and shown.count("`") % 2 == 0
+
+
+# -- 4. a compact, honest format ---------------------------------------------------------------
+def test_one_provenance_line_and_current_only_where_the_policy_judged(served: Served) -> None:
+    root = served.root
+    first = git_init(root)
+    served.json("add", "Gateway timeout retry attempts: 2.")  # a claim: judged
+    served.json("add", "The retry dashboards are checked every Friday before a deploy.")
+    (judged,) = entries(prompt(served, "How many gateway retry attempts?"))
+    (unjudged,) = entries(prompt(served, "When are the retry dashboards checked?"))
+    assert judged[1:] == ["Gateway timeout retry attempts: 2."]  # one line of provenance
+    assert unjudged[1:] == ["The retry dashboards are checked every Friday before a deploy."]
+    assert judged[0].endswith(" · current") and "current" not in unjudged[0]
+    assert " · note" in judged[0] and "branch" not in judged[0] and first[:10] not in judged[0]
+    # A new revision: the memory's own is named, with how it relates to HEAD.
+    (root / "x.txt").write_text("x")
+    commit(root, "x")
+    gitinfo.clear_cache()  # the daemon (in this process) caches HEAD for a moment
+    text = prompt(served, "How many gateway retry attempts?")
+    assert f"at {first[:10]} (an ancestor of HEAD)" in text
+
+
+def test_the_block_keeps_to_its_token_budget() -> None:
+    hits = [_hit(f"Retry rule {i}: " + "attempts back off by doubling " * 6, rid=f"m{i}")
+            for i in range(5)]
+    where = injection.Where(None, None, None)
+    big = injection.recall(hits, where=where, max_records=5, max_tokens=10_000)
+    small = injection.recall(hits, where=where, max_records=5, max_tokens=200)
+    assert big is not None and small is not None
+    assert len(small.ids) < len(big.ids) and small.tokens <= 200
+    assert small.tokens == injection.estimate_tokens(small.text)
+    assert injection.recall(hits, where=where, max_tokens=20) is None  # not even one fits
+
+
+def test_a_superseded_statement_is_left_out_and_named() -> None:
+    content = "Gateway retry attempts: 3.\nGateway retry attempts: 5."
+    claims = [Claim("c1", "m1", "gateway retry attempts", "value", "3", status="superseded",
+                    start=0, end=26, superseded_by="m9", replaced_by_value="5"),
+              Claim("c2", "m1", "gateway retry attempts", "value", "5", start=27,
+                    end=len(content))]
+    block = injection.recall([_hit(content, claims=claims)],
+                             where=injection.Where(None, None, None))
+    assert block is not None
+    (entry,) = entries(block.text)
+    assert entry[1:] == ["Gateway retry attempts: 5.",
+                         "Superseded here: gateway retry attempts (now: 5, per m9)"]
+    assert entry[0].endswith(" · current")
+
+
+def test_session_start_leaves_small_talk_out_and_flags_a_contradicting_outcome(
+        served: Served) -> None:
+    served.json("add", "Gateway timeout retry attempts: 2.")
+    capture(served, "s1", "Set retry attempts to 4 on the staging gateway.",
+            "Gateway timeout retry attempts: 4.")
+    capture(served, "s2", "cool, thanks! have a good weekend", "You too!")
+    out = served.hook("SessionStart", {"session_id": "s3", "source": "startup"})
+    text = out["hookSpecificOutput"]["additionalContext"]
+    outcomes = text.split("Last outcomes on branch")[1]
+    assert "have a good weekend" not in outcomes
+    decisions = text.split("Current decisions")[1].split("\n\n")[0]
+    if '"Gateway timeout retry attempts: 2."' in decisions:  # both current: one flags the other
+        assert "CONTRADICTS a current decision" in outcomes or "CONFLICTED" in decisions
+
+
+# -- 5. the ledger ---------------------------------------------------------------------------------
+def test_the_ledger_says_what_was_injected_and_whether_it_was_used(served: Served) -> None:
+    root = served.root
+    served.json("add", "Outbound calls go through `GatewayClient` in gateway/http_client.py.")
+    start = served.hook("SessionStart", {"session_id": "s1", "source": "startup"})
+    assert "GatewayClient" in start["hookSpecificOutput"]["additionalContext"]
+    assert "GatewayClient" in prompt(served, "Where do outbound calls go?", session="s1")
+    capture(served, "s1", "Where do outbound calls go?",
+            "Through GatewayClient; I added a timeout to gateway/http_client.py.")
+    assert "GatewayClient" in prompt(served, "Where do outbound calls go?", session="s2")
+    capture(served, "s2", "Where do outbound calls go?", "I could not find that.")
+    stats = served.json("stats", "--recent", "10")
+    total = stats["totals"]
+    assert total["injections"] == 3 and total["judged"] == 3 and total["used"] == 2
+    assert total["tokens"] > 0 and total["records"] >= 3
+    newest = stats["recent"]
+    assert [(i["session_id"], i["kind"], i["used"]) for i in reversed(newest)] == [
+        ("s1", "start", True), ("s1", "prompt", True), ("s2", "prompt", False)]
+    assert "gateway/http_client.py" in newest[1]["used_markers"]
+    assert {r["session"]: r["used"] for r in stats["by_session"]} == {"s1": 2, "s2": 0}
+    assert [r["client"] for r in stats["by_client"]] == ["claude-code"]
+    assert len(stats["by_day"]) == 1
+    assert served.call("status")["ledger"]["last_7_days"]["injections"] == 3
+    listing = served.cli("stats", "--by", "session").stdout
+    assert "used in 2 of 3 judged" in listing and "s2" in listing
+    page = open_viewer(served).get("/ledger").body
+    assert "<svg" in page and "tokens injected per day" in page and "s1" in page
+    assert served.hook("UserPromptSubmit", {"session_id": "s4", "prompt": "thanks!"}) == {}
+    assert served.json("stats")["totals"]["injections"] == 3  # nothing given, nothing noted
+    del root
+
+
+def test_markers_are_what_shows_use() -> None:
+    found = markers("Result: We use Memcached now; `RetryPolicy` reads backoff_ms "
+                    "(250 ms) from config/gateway.toml, see https://wiki.example/retry.")
+    assert {"Memcached", "RetryPolicy", "backoff_ms", "250 ms", "config/gateway.toml",
+            "https://wiki.example/retry"} <= set(found)
+    assert used(found, "I switched RetryPolicy to 300 ms.", asked="") == ["RetryPolicy"]
+    assert used(found, "RetryPolicy it is", asked="what does RetryPolicy do?") == []
+
+
+def test_hit_rows_hydrate_in_one_query_what_the_lookups_gave(served: Served) -> None:
+    old = served.json("add", "Gateway timeout retry attempts: 5.")["id"]
+    new = served.json("add", "Gateway timeout retry attempts: 2.", "--supersedes", old)["id"]
+    served.json("add", "The retry dashboards are checked every Friday before a deploy.")
+    served.call("search", {"query": "settle"})
+    store = served.daemon.store
+    ids = [r[0] for r in store._read().execute("SELECT id FROM records")]
+    rows = store.hit_rows(ids)
+    assert set(rows) == set(ids) == set(store.get_rows(ids))
+    claims, spans, relations = (store.claims_for(ids), store.claim_spans(ids),
+                                store.relations_for(ids))
+    for rid, row in rows.items():
+        assert {k: row[k] for k in store.get_rows([rid])[rid].keys()} == dict(
+            store.get_rows([rid])[rid])
+        assert [{k: c[k] for k in claims[rid][0]} for c in row["claims"]] == claims[rid] \
+            if claims[rid] else row["claims"] == []
+        assert row["spans"] == {c["claim_id"]: spans[c["claim_id"]] for c in claims[rid]}
+        assert sorted(map(str, row["relations"])) == sorted(map(str, relations[rid]))
+    assert rows[old]["relations"] and rows[new]["relations"]
