@@ -32,6 +32,7 @@ from .capture.record import TURN, normalize_user
 from .policy.history import is_history_query, strip_history_phrases
 from .policy.staleness import StalenessConfig
 from .retrieval.admit import chit_chat
+from .retrieval.dates import date_phrases
 from .retrieval.passages import passages as find_passages
 from .retrieval.query import plan as query_plan
 from .retrieval.rank import POOL, boost_dates, fuse_neighbours
@@ -158,7 +159,8 @@ class Reader:
         its own index (``store.index.Terms``)."""
         history = bool(req.history or req.as_of is not None or req.valid_at is not None
                        or is_history_query(req.query))
-        text = strip_history_phrases(req.query) if history else req.query
+        text = (strip_history_phrases(req.query, date_phrases(req.query)) if history
+                else req.query)
         text = text if text.strip() else req.query
         hits: list[Hit] = []
         hidden = 0

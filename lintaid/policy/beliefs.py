@@ -45,7 +45,7 @@ from .values import (
     find_values,
     same_value,
 )
-from .vocabulary import COMMON_WORDS, is_tool_word
+from .vocabulary import COMMON_WORDS, ENGLISH_TOOL_NAMES, is_tool_word
 
 MAX_CLAIMS_PER_STATEMENT: Final = 8
 MAX_SUBJECT_WORDS: Final = 6
@@ -59,9 +59,10 @@ _KEY_PREFIX = re.compile(r"^([^:=`]{1,60}?)\s*:\s+\S")
 # Where a statement puts a value even without a typed form: "switched to poetry",
 # "back to goose", "replace goose with Atlas", "goose is the migration tool".
 _VALUE_POSITION = re.compile(
-    r"\b(?:to|with|onto|on|via|through|by|uses?|using|use|chose|picked|adopted|prefer|"
+    r"\b(?P<kw>to|with|onto|on|via|through|by|uses?|using|use|chose|picked|adopted|prefer|"
     r"instead\s+of|rather\s+than|replac(?:e|ed|ing)|from|back\s+to)\s+(?:the\s+|our\s+|a\s+)?"
-    r"([A-Za-z][\w.+-]{1,30})", re.IGNORECASE)
+    r"(?P<v>[A-Za-z][\w.+-]{1,30})", re.IGNORECASE)
+_PREPOSITIONS = frozenset({"to", "with", "onto", "on", "via", "through", "by", "from"})
 _LEADING_TOOL = re.compile(r"^([a-z][\w.+-]{1,30})\s+(?:is|are|was|stays|remains|handles|runs|"
                            r"does|owns|manages|now)\b")
 
@@ -268,8 +269,9 @@ def _values(raw: str) -> list[Value]:
     found = find_values(raw)
     taken = [(v.start, v.end) for v in found]
     for m in list(_VALUE_POSITION.finditer(raw)) + list(_LEADING_TOOL.finditer(raw)):
-        s, e = m.start(1), m.end(1)
-        word = m.group(1).rstrip(".")
+        group = "v" if "v" in m.re.groupindex else 1
+        s = m.start(group)
+        word = m.group(group).rstrip(".")
         e = s + len(word)
         if any(a < e and s < b for a, b in taken):
             continue
@@ -277,6 +279,10 @@ def _values(raw: str) -> list[Value]:
             continue
         if word.lower() in COMMON_WORDS and not _transition_near(raw, s):
             continue
+        if (word.lower() in ENGLISH_TOOL_NAMES and word[0].islower()
+                and "kw" in m.re.groupindex and m.group("kw").lower() in _PREPOSITIONS
+                and not _transition_near(raw, s)):
+            continue  # "camping by the river": a preposition's lowercase English word
         found.append(Value(s, e, word, word.lower(), NAME))
         taken.append((s, e))
     found.sort(key=lambda v: v.start)

@@ -23,6 +23,7 @@ never the answer's rank.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Final
 
 _I = re.IGNORECASE
@@ -144,12 +145,15 @@ HISTORY_PATTERNS: Final = tuple(rx.pattern for _w, rx in _FORMS)
 """The forms read (for documentation and the viewer's help text)."""
 
 
-def strip_history_phrases(query: str) -> str:
+def strip_history_phrases(query: str, keep: Sequence[tuple[int, int]] = ()) -> str:
     """The query without its past-time scaffolding, for ranking (only for a history query:
-    a current one is ranked as asked)."""
+    a current one is ranked as asked). Words inside ``keep`` (character ranges: the times
+    the query names, "last week") stay, so the ranking still reads the time."""
     if not is_history_query(query):
         return query
-    kept = [w for w in query.split() if w.lower().strip("?.,!") not in _PAST_WORDS]
+    kept = [m.group(0) for m in re.finditer(r"\S+", query)
+            if m.group(0).lower().strip("?.,!") not in _PAST_WORDS
+            or any(a <= m.start() < b for a, b in keep)]
     return " ".join(kept) or query
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
-from .vocabulary import COMMON_WORDS, GENERIC_ACRONYMS, is_known_tool
+from .vocabulary import COMMON_WORDS, ENGLISH_TOOL_NAMES, GENERIC_ACRONYMS, is_known_tool
 
 URL: Final = "url"
 EMAIL: Final = "email"
@@ -497,8 +497,9 @@ def _names(text: str, found: _Found, out: list[Value]) -> None:
     while i < len(words):
         m = words[i]
         nxt_word = words[i + 1].group(0) if i + 1 < len(words) else ""
+        prev_word = words[i - 1].group(0).lower() if i else ""
         if not found.free(m.start(), m.end()) or not _name_like(
-                m.group(0), m.start() == first_word, nxt_word):
+                m.group(0), m.start() == first_word, nxt_word, prev_word):
             i += 1
             continue
         j = i
@@ -531,14 +532,18 @@ def _first_word_start(text: str) -> int:
     return m.start() if m else -1
 
 
-def _name_like(word: str, at_start: bool, next_word: str = "") -> bool:
+_DETERMINERS: Final = frozenset("the a an this that these those our my your their his her its".split())
+
+
+def _name_like(word: str, at_start: bool, next_word: str = "", prev_word: str = "") -> bool:
     low = word.lower().strip(".")
     if len(low) < 2 and not word.isupper():
         return False
     if word.isupper() and word in GENERIC_ACRONYMS:
         return False
-    if is_known_tool(low):
-        return True
+    if is_known_tool(low) and not (word[0].islower() and low in ENGLISH_TOOL_NAMES
+                                   and prev_word in _DETERMINERS):
+        return True  # "by the river", "the next step": a determiner's lowercase word
     shaped = (any(c.isdigit() for c in word) and any(c.isalpha() for c in word)) or \
         bool(re.search(r"[a-z][A-Z]", word)) or \
         (bool(re.search(r"\.[a-z]{2,}$", word)) and word[0].isalpha())

@@ -128,6 +128,19 @@ CURATED_TOOLS: Final = frozenset(
     cdn dns""".split())
 
 
+ENGLISH_TOOL_NAMES: Final = frozenset(
+    """river temporal beam spark chef puppet vault consul nomad render railway bunny flux tilt
+    drone bamboo tempo vector echo fiber atlas goose rocket express remix solid relay apollo
+    swift make ninja buck pants rush segment linear notion slack teams cedar black poetry
+    requests next spring composer tortoise nose hypothesis mocha jest attrs flask chi gin
+    fastlane expo flutter dart parcel babel prettier storybook knex relay mongoose amplitude
+    snowplow vector loki jaeger fluent sentry render pyramid tornado sanic rails sinatra
+    bundler rust cargo rocket diesel go node bun yarn koa vue react angular preact astro
+    svelte""".split())
+"""Tools whose names are ordinary English words: after a preposition, written lowercase and
+with no transition near, a common noun ("camping by the river"), not a choice of tool."""
+
+
 @lru_cache(maxsize=1)
 def _packages() -> frozenset[str]:
     try:
@@ -160,5 +173,5 @@ _AMBIGUOUS_BUT_TOOLS: Final[frozenset[str]] = frozenset()
 """Curated tools that are also common words and still names on their own: none so far."""
 
 
-__all__ = ["COMMON_WORDS", "CURATED_TOOLS", "GENERIC_ACRONYMS", "is_known_tool",
+__all__ = ["COMMON_WORDS", "CURATED_TOOLS", "ENGLISH_TOOL_NAMES", "GENERIC_ACRONYMS", "is_known_tool",
            "is_tool_word"]

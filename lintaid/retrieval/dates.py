@@ -76,6 +76,16 @@ def _month(y: int, m: int, d: int | None = None) -> Span:
     return Span(lo.timestamp(), hi.timestamp())
 
 
+def date_phrases(text: str) -> list[tuple[int, int]]:
+    """Where in ``text`` the times it names are written (character ranges)."""
+    taken: list[tuple[int, int]] = []
+    for _, pattern in FORMS:
+        for m in pattern.finditer(text):
+            if not any(m.start() < b and m.end() > a for a, b in taken):
+                taken.append((m.start(), m.end()))
+    return sorted(taken)
+
+
 def date_spans(text: str, now: float) -> list[Span]:
     """The time spans ``text`` names (empty when it names none)."""
     spans: list[Span] = []
