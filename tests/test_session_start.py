@@ -84,16 +84,16 @@ def test_session_start_brings_the_project_state(tree: Path) -> None:
     assert len(text.encode()) <= 8000
     decisions = section(text, "Current decisions")
     # The current value is a decision; the retired one is not.
-    assert "We use Memcached for caching instead of Redis." in decisions
-    assert "We use Redis for caching." not in decisions
+    assert "We use Memcached for caching instead of Redis" in decisions
+    assert "We use Redis for caching" not in decisions
     # A decision document's claim, with its file and line; no code, no prompt.
-    assert "Ana owns the billing service." in text and "docs/owners.md:5" in text
+    assert "Ana owns the billing service" in text and "docs/owners.md:5" in text
     assert "src/app.py" not in text and "TIMEOUT" not in text
     assert "Which cache" not in text and "User prompt" not in text
     # What changed since the last session began: the supersession, and the new conflict.
     changes = section(text, "Changed since your last session began")
     assert "now: " in changes and "Memcached" in changes.split("before:")[0]
-    assert "We use Redis for caching." in changes.split("before:")[1]
+    assert "We use Redis for caching" in changes.split("before:")[1]
     assert "new conflict:" in changes and "Dan owns" in changes and "Eve owns" in changes
     assert "CONFLICTED" in decisions
     # The newest outcomes on this branch, newest first.
@@ -115,7 +115,7 @@ def test_after_a_compaction_the_session_gets_back_what_it_decided(tree: Path) ->
     turn(tree, "sess", "Pick a log library.", "Done. We use structlog for logging.", append=True)
     text = session_start(tree, "sess", "compact")
     mine = section(text, "Decided and done earlier in this session")
-    assert "We use Redis for caching." in mine and "We use structlog for logging." in mine
+    assert "We use Redis for caching" in mine and "We use structlog for logging" in mine
     assert "RabbitMQ" not in mine  # another session's decision: listed as a decision only
     assert "RabbitMQ" in section(text, "Current decisions")
     assert "Pick a log library." in mine  # this session's turns too
@@ -126,7 +126,7 @@ def test_after_a_compaction_the_session_gets_back_what_it_decided(tree: Path) ->
     run_cli(tree, "add", "We use Memcached for caching instead of Redis.", env=WATCH)
     resumed = session_start(tree, "sess", "resume")
     changes = section(resumed, "Changed since this session last ran")
-    assert "Memcached" in changes and "We use Redis for caching." in changes
+    assert "Memcached" in changes and "We use Redis for caching" in changes
 
 
 def statement(n: int, subject: str, text: str, **kw: object) -> Statement:
