@@ -505,7 +505,8 @@ def _entries(text: str) -> list[str]:
 
 
 def presented(item: Item) -> list[tuple[str, tuple[str, str]]]:
-    return [(s, fact) for s, fact in STATEMENTS.items() if fold(s) in item.text]
+    # A statement may be quoted without its full stop ("We use Redis for caching").
+    return [(s, fact) for s, fact in STATEMENTS.items() if fold(s).rstrip(".") in item.text]
 
 
 def score(probe: Probe) -> Score:

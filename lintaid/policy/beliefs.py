@@ -112,7 +112,26 @@ def record_claims_of(text: str, kind: str) -> list[Claim]:
             asked.append(c)
     # What was asked comes before what was done: in a record's order a result's statement is
     # the later one, so it may retire what its own request said.
-    return asked + out
+    return [c for c in asked + out if not _work_report(c)]
+
+
+_WORK_VERBS: Final = frozenset(
+    """added created wired configured updated implemented wrote rewrote fixed refactored
+    edited modified extended introduced registered hooked documented tested covered cleaned
+    extracted split renamed tidied adjusted tweaked reworked restructured simplified
+    generated scaffolded bootstrapped initialised initialized exposed""".split())
+
+
+def _work_report(claim: Claim) -> bool:
+    """"Added workers/consumer.py", "Updated gateway/cache.py for pymemcache": a statement
+    with no subject but a verb of editing, about the files or identifiers it touched. That
+    is a turn's work (its outcome shows it), not a belief about anything: two of them are
+    not two values of one thing, and neither is a decision."""
+    first = claim.evidence.split(maxsplit=1)[0].lower() if claim.evidence.strip() else ""
+    if first not in _WORK_VERBS:
+        return False
+    return claim.predicate in (PATH, CODE) or (claim.cue_kind == cues.ADD
+                                               and " " not in claim.subject)
 
 
 def _confirmed(claim: Claim, result_values: list[Value], text: str, applied: bool) -> bool:
