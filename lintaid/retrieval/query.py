@@ -31,7 +31,7 @@ these they they'd they'll they're they've this those through to too under until 
 wasn't we we'd we'll we're we've were weren't what what's when when's where where's which while
 who who's whom why why's with won't would wouldn't you you'd you'll you're you've your yours
 yourself yourselves also just will s t d ll m re ve get got gets kind sort type thing things
-many much
+many much use uses using
 """.split())
 
 
