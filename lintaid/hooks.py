@@ -26,7 +26,7 @@ from lintaid_client.redact import redact, redact_value
 
 from . import ledger
 from .capture import git
-from .capture.record import NewRecord, checkpoint_record, prompt_record, turn_record
+from .capture.record import RESULT, NewRecord, checkpoint_record, prompt_record, sections, turn_record
 from .futures import resolved, then
 from .integrations import injection, registry
 from .integrations.base import CAPTURE_TURN, AgentClient, HookEvent
@@ -55,8 +55,11 @@ class RecordWrites(Protocol):
 
     def put(self, rec: NewRecord, actor: str) -> tuple[str, str]: ...
 
-    def holds_request(self, user_id: str, session_id: str | None,
-                      request_hash: str | None) -> bool: ...
+    def held_request(self, user_id: str, session_id: str | None,
+                     request_hash: str | None) -> tuple[str, str, bool] | None: ...
+
+    def update(self, record_id: str, user_id: str, content: str, actor: str,
+               metadata: dict[str, Any] | None = None) -> None: ...
 
 
 class Submit(Protocol):
@@ -136,8 +139,15 @@ class HookDispatcher:
         def job() -> list[str]:
             ids = []
             for rec in records:
-                if rec.catch_up and writes.holds_request(rec.user_id, rec.session_id,
-                                                         rec.request_hash):
+                held = writes.held_request(rec.user_id, rec.session_id, rec.request_hash) \
+                    if rec.catch_up else None
+                if held is not None:
+                    rid, content, forgotten = held
+                    if not forgotten and completes(content, rec.content):
+                        # Its Stop read the log before the client wrote the reply (a client
+                        # that flushes late): the same turn, now whole.
+                        writes.update(rid, rec.user_id, rec.content, f"hook:{rec.provider}")
+                        ids.append(rid)
                     continue  # the session holds this turn already: nothing to add
                 ids.append(writes.put(rec, actor=f"hook:{rec.provider}")[0])
                 ledger.judge(writes.ledger, rec)
@@ -216,6 +226,11 @@ class HookDispatcher:
         return injection.state_block(state, where=injection.Where(branch, revision, cwd),
                                      source=source, max_bytes=self.config.max_bytes,
                                      verify=reader.needs_verifying(None, limit=5))
+
+
+def completes(held: str, caught_up: str) -> bool:
+    """Whether a turn read again (``caught_up``) holds the result its held capture lacked."""
+    return not sections(held).get(RESULT) and bool(sections(caught_up).get(RESULT))
 
 
 def cut_prompt(ev: HookEvent, limit: int = MAX_PROMPT_CHARS) -> HookEvent:

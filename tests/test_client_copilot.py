@@ -76,3 +76,25 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
     assert " · copilot · " in out["additionalContext"]  # the entry's one provenance line
     memory = served.call("status")["memory"]
     assert (memory["records"], memory["prompts"]) == (1, 1)
+
+
+def test_a_reply_written_after_stop_completes_the_same_turn_at_session_end(
+        served: Served) -> None:
+    """Copilot may run its Stop hook before it writes the turn's last reply to events.jsonl
+    (seen on a loaded machine): the turn is captured without a result, and SessionEnd,
+    reading the log again, completes that same record instead of adding a second one."""
+    cwd = str(served.root)
+    events = copilot_events(cwd)
+    path = write_jsonl(served.root.parent / "events.jsonl", events[:-2])  # no final reply
+    served.hook("Stop", copilot_payload("Stop", cwd, path), provider="copilot")
+    [early] = served.call("list", {"kind": "capture"})["results"]
+    assert "Result:" not in early["content"]
+    write_jsonl(path, events)  # the reply, written late
+    served.hook("SessionEnd", copilot_payload("SessionEnd", cwd, path), provider="copilot")
+    [whole] = served.call("list", {"kind": "capture"})["results"]
+    assert whole["id"] == early["id"]
+    assert f"Result: {FINAL_RESULT}" in whole["content"]
+    # Read once more, the whole turn stays as it is: one record, one result.
+    served.hook("SessionEnd", copilot_payload("SessionEnd", cwd, path), provider="copilot")
+    [again] = served.call("list", {"kind": "capture"})["results"]
+    assert again["content"] == whole["content"]

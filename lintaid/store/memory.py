@@ -418,15 +418,17 @@ class MemoryStore:
         self.mark_dirty([rid])
         return rid, "ADD"
 
-    def holds_request(self, user_id: str, session_id: str | None,
-                      request_hash: str | None) -> bool:
-        """Writer thread: whether ``session_id`` holds a captured turn (forgotten or not)
-        with this request."""
+    def held_request(self, user_id: str, session_id: str | None,
+                     request_hash: str | None) -> tuple[str, str, bool] | None:
+        """Writer thread: the captured turn ``session_id`` holds with this request (forgotten
+        or not), as (id, content, forgotten); None when it holds none."""
         if not session_id or not request_hash:
-            return False
-        return self._write.execute(
-            "SELECT 1 FROM records WHERE session_id = ? AND request_hash = ? AND user_id = ?"
-            " LIMIT 1", (session_id, request_hash, normalize_user(user_id))).fetchone() is not None
+            return None
+        row = self._write.execute(
+            "SELECT id, content, forgotten_at IS NOT NULL FROM records WHERE session_id = ?"
+            " AND request_hash = ? AND user_id = ? ORDER BY created_at DESC LIMIT 1",
+            (session_id, request_hash, normalize_user(user_id))).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]), bool(row[2]))
 
     def _add_link(self, new_id: str, old_id: str, user_id: str, actor: str) -> bool:
         """Hold "``new_id`` supersedes ``old_id``" beside any other link; False: already held.
