@@ -13,11 +13,12 @@ import hashlib
 import json
 import re
 import stat
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import structlog
 
@@ -26,10 +27,18 @@ from lintaid_client.redact import redact, redact_value
 
 from . import ledger
 from .capture import git
-from .capture.record import RESULT, NewRecord, checkpoint_record, prompt_record, sections, turn_record
+from .capture.record import (
+    REQUEST,
+    RESULT,
+    NewRecord,
+    checkpoint_record,
+    prompt_record,
+    sections,
+    turn_record,
+)
 from .futures import resolved, then
 from .integrations import injection, registry
-from .integrations.base import CAPTURE_TURN, AgentClient, HookEvent
+from .integrations.base import CAPTURE_SESSION, CAPTURE_TURN, AgentClient, HookEvent
 from .retrieval import admit
 from .retrieval.query import parts
 from .search import Reader, SearchRequest, StateRequest
@@ -112,6 +121,8 @@ class HookDispatcher:
         block = self.inject(ev) if inject and ev.inject else None
         output = client.output(ev, block.text if block else None)
         records = self.records(client, ev)
+        if any(open_turn(rec) for rec in records) and ev.transcript_path:
+            self.read_again_later(client, ev)
         noted = None
         if block is not None:
             kind = ledger.START if ev.session_start and not ev.prompt else ledger.PROMPT
@@ -121,6 +132,28 @@ class HookDispatcher:
                     lambda ids: {"output": output, "stdout": stdout, "captured": ids})
 
     # -- capture -----------------------------------------------------------------------------
+    def read_again_later(self, client: AgentClient, ev: HookEvent, attempt: int = 0) -> None:
+        """A turn's Stop found its transcript without the reply yet (a client that writes
+        its log after running the hook): read it again a little later, a few times, as a
+        catch-up that completes the turn already held (``completes``)."""
+        if attempt >= len(REREAD_AFTER_S):
+            return
+        again = dataclasses.replace(ev, capture=CAPTURE_SESSION, prompt=None, inject=False)
+
+        def reread() -> None:
+            try:
+                records = [r for r in self.records(client, again) if r.kind == "capture"]
+                if records:
+                    self.write(records)
+                else:
+                    self.read_again_later(client, ev, attempt + 1)
+            except Exception as err:  # a stopped writer, a vanished log: nothing to do
+                log.info("reread_skipped", error=type(err).__name__)
+
+        timer = threading.Timer(REREAD_AFTER_S[attempt], reread)
+        timer.daemon = True
+        timer.start()
+
     def records(self, client: AgentClient, ev: HookEvent) -> list[NewRecord]:
         records = build_records(client, ev)
         for rec in records:
@@ -226,6 +259,18 @@ class HookDispatcher:
         return injection.state_block(state, where=injection.Where(branch, revision, cwd),
                                      source=source, max_bytes=self.config.max_bytes,
                                      verify=reader.needs_verifying(None, limit=5))
+
+
+REREAD_AFTER_S: Final = (0.5, 1.0, 2.0, 4.0, 8.0)
+"""When an open turn's transcript is read again (about 15 s in all)."""
+
+
+def open_turn(rec: NewRecord) -> bool:
+    """A turn's capture that holds its request and no result yet."""
+    if rec.kind != "capture" or rec.catch_up:
+        return False
+    parts = sections(rec.content)
+    return bool(parts.get(REQUEST)) and not parts.get(RESULT)
 
 
 def completes(held: str, caught_up: str) -> bool:

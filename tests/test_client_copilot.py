@@ -4,6 +4,7 @@ through the real shim."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from lintaid.hooks import build_records
@@ -98,3 +99,23 @@ def test_a_reply_written_after_stop_completes_the_same_turn_at_session_end(
     served.hook("SessionEnd", copilot_payload("SessionEnd", cwd, path), provider="copilot")
     [again] = served.call("list", {"kind": "capture"})["results"]
     assert again["content"] == whole["content"]
+
+
+def test_a_stop_that_finds_no_reply_yet_reads_the_log_again(served: Served) -> None:
+    """With no SessionEnd to come (a one-shot run), the daemon itself reads an open turn's log
+    again a little later and completes the record once the reply is there."""
+    cwd = str(served.root)
+    events = copilot_events(cwd)
+    path = write_jsonl(served.root.parent / "events.jsonl", events[:-2])
+    served.hook("Stop", copilot_payload("Stop", cwd, path), provider="copilot")
+    write_jsonl(path, events)
+
+    def whole() -> list:
+        return [r for r in served.call("list", {"kind": "capture"})["results"]
+                if f"Result: {FINAL_RESULT}" in r["content"]]
+
+    deadline = time.monotonic() + 30
+    while not whole() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(whole()) == 1
+    assert len(served.call("list", {"kind": "capture"})["results"]) == 1
