@@ -121,8 +121,8 @@ def test_two_sessions_capture_once_recall_and_never_echo(tmp_path: Path) -> None
             assert rc.ANSWER in second.stdout, second.describe()
             [asked] = [r for r in fake.turns(rc.ASKED) if r.tool_results == 0]
             text = asked.text
-            assert re.search(rf"Project state \(lintaid\)[^\"]*{turn.id}", text), text[-4000:]
-            assert re.search(rf"Recalled for this prompt \(lintaid\)[^\"]*{turn.id}", text), \
+            assert re.search(rf"Project state \(lintaid\)(?:[^\"\\]|\\.)*{turn.id}", text), text[-4000:]
+            assert re.search(rf"Recalled for this prompt \(lintaid\)(?:[^\"\\]|\\.)*{turn.id}", text), \
                 text[-4000:]
             [searched] = [r for r in fake.turns(rc.ASKED) if r.tool_results == 1]
             assert "function_call_output" in searched.text and turn.id in searched.text, \

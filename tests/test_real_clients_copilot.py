@@ -68,9 +68,9 @@ def test_two_sessions_capture_once_recall_and_never_echo(tmp_path: Path) -> None
             assert rc.ANSWER in second.stdout, second.describe()
             [asked] = [r for r in fake.turns(rc.ASKED)
                        if r.tool_results == 0 and r.body.get("tools")]
-            assert re.search(rf"Project state \(lintaid\)[^\"]*{turn.id}", asked.text), \
+            assert re.search(rf"Project state \(lintaid\)(?:[^\"\\]|\\.)*{turn.id}", asked.text), \
                 asked.text[-4000:]
-            assert re.search(rf"Recalled for this prompt \(lintaid\)[^\"]*{turn.id}",
+            assert re.search(rf"Recalled for this prompt \(lintaid\)(?:[^\"\\]|\\.)*{turn.id}",
                              asked.text), asked.text[-4000:]
             [searched] = [r for r in fake.turns(rc.ASKED) if r.tool_results == 1]
             assert turn.id in searched.text, searched.text[-3000:]

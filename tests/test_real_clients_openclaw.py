@@ -66,7 +66,7 @@ def test_plugin_loads_two_sessions_capture_once_recall_and_never_echo(tmp_path: 
             second = openclaw(root, home, "lintaid-s2", rc.ASK)
             assert rc.ANSWER in second.stdout, second.describe()
             [asked] = [r for r in fake.turns(rc.ASKED) if r.tool_results == 0]
-            assert re.search(rf"Recalled for this prompt \(lintaid\)[^\"]*{turn.id}",
+            assert re.search(rf"Recalled for this prompt \(lintaid\)(?:[^\"\\]|\\.)*{turn.id}",
                              asked.text), asked.text[-4000:]
             [searched] = [r for r in fake.turns(rc.ASKED) if r.tool_results == 1]
             assert "lintaid__search" in searched.text and turn.id in searched.text, \

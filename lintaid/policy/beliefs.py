@@ -103,7 +103,10 @@ def record_claims_of(text: str, kind: str) -> list[Claim]:
         for c in _statement_claims(st, text, [], None):
             if c.value == REMOVED:
                 continue
-            if not _confirmed(c, result_values, text, st.code and _applied(result_text)):
+            if c.predicate == PATH or not _confirmed(c, result_values, text,
+                                                     st.code and _applied(result_text)):
+                # A file a request names is what to work on ("Read README.md and confirm"),
+                # never a decision, even when the result names it too.
                 asked.append(replace(c, cue=False, cue_kind=CONTEXT))
                 continue
             if any(o.value == c.value and topics.similarity(dict(o.topic), dict(c.topic)) > 0.3
