@@ -1,4 +1,4 @@
-""""X uses Y for Z" keeps its actor: a weak claim on X's chain, and sentences retired together.
+""""X uses Y for Z" keeps its actor: the rule table's weak claim, the sentence retired together.
 
 Extraction and chain rules as units, then through the real store and read path (``MemoryStore``
 + ``Writer`` + ``Reader`` on SQLite and Tantivy in ``tmp_path``), the injected text rendered from
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from lintaid.integrations import injection
-from lintaid.policy import ClaimRef, ClaimState, claim_statuses, extract_claims, relate_chain
+from lintaid.policy import RecordInput, extract_claims
+from lintaid.policy.memory_store import MemoryPolicyStore
 from lintaid.search import SearchRequest
 from tests.test_policy_reverts import REVERT, SWITCH, Store
 
@@ -63,22 +64,15 @@ def test_a_weak_claim_never_hides_the_same_statement_made_outright() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Chain rules: a weak claim relates only by naming
+# Relations: an actor's sentence is retired only by a statement naming its value
 
 
-def _refs(record: str, text: str, at: float) -> list[ClaimRef]:
-    return [ClaimRef(claim_id=f"{record}::c{n}", record_id=record, scope="project",
-                     subject=c.subject, predicate=c.predicate, value=c.value, effective_at=at,
-                     cue=c.cue, replaces=c.replaces, order_key=(at, record, n),
-                     evidence=c.evidence, weak=c.weak)
-            for n, c in enumerate(extract_claims(text), start=1)]
-
-
-def _gateway_chain(*texts: str) -> dict[str, str]:
-    chain = [c for i, text in enumerate(texts) for c in _refs(f"r{i}", text, 100.0 * (i + 1))
-             if c.subject == "gateway"]
-    states = claim_statuses(relate_chain(chain))
-    return {c.record_id: states.get(c.claim_id, ClaimState()).status for c in chain}
+def _gateway_statuses(*texts: str) -> dict[str, str]:
+    """Record statuses of ``texts`` as notes, in order, a minute apart."""
+    d = MemoryPolicyStore()
+    d.put(*(RecordInput(f"r{i}", text, kind="note", created_at=100.0 + 60 * i)
+            for i, text in enumerate(texts)))
+    return {f"r{i}": d.status(f"r{i}") for i in range(len(texts))}
 
 
 @pytest.mark.parametrize(
@@ -93,11 +87,13 @@ def _gateway_chain(*texts: str) -> dict[str, str]:
 )
 def test_a_weak_claim_is_retired_only_by_a_claim_naming_its_value(newer: str,
                                                                   status: str) -> None:
-    assert _gateway_chain(ACTOR, newer)["r0"] == status
+    got = _gateway_statuses(ACTOR, newer)
+    assert got["r0"] == status and got["r1"] == "current"
 
 
 def test_a_weak_claim_retires_nothing_and_conflicts_with_nothing() -> None:
-    states = _gateway_chain("The gateway uses requests.", "The gateway uses Redis for caching.")
+    states = _gateway_statuses("The gateway uses requests.",
+                               "The gateway uses Redis for caching.")
     assert states == {"r0": "current", "r1": "current"}
 
 
@@ -127,9 +123,9 @@ def test_naming_the_actors_value_retires_the_whole_sentence(s: Store) -> None:
     switch = s.put(SWITCH, T0 + 60)
     got = s.reader.get(actor, None)
     assert (got.status, got.superseded_by) == ("superseded", switch)
+    # the sentence's claim (its purpose, its actor in its topic) goes with it
     assert [(c.subject, c.status, c.superseded_by, c.replaced_by_value) for c in got.claims] == [
-        ("outbound http calls", "superseded", switch, "httpx"),
-        ("gateway", "superseded", switch, "httpx")]
+        ("outbound http calls", "superseded", switch, "httpx")]
     hits, hidden = s.search(QUERY)
     assert hits == [(switch, "current")] and hidden == 1
     text = _injected(s, QUERY)
@@ -150,7 +146,8 @@ def test_forgetting_the_switch_brings_the_sentence_back(s: Store) -> None:
     switch = s.put(SWITCH, T0 + 60)
     s.writer.run(lambda: s.store.forget(switch, "local", None, "test"), 60)
     got = s.reader.get(actor, None)
-    assert got.status == "current" and [c.status for c in got.claims] == ["current", "current"]
+    assert got.status == "current" and got.claims
+    assert {c.status for c in got.claims} == {"current"}
 
 
 def test_two_purposes_of_one_actor_stay_current(s: Store) -> None:
@@ -163,9 +160,17 @@ def test_two_purposes_of_one_actor_stay_current(s: Store) -> None:
 
 def test_a_newer_statement_of_the_purpose_retires_the_actors_claim_too(s: Store) -> None:
     actor = s.put(ACTOR, T0)
-    newer = s.put("We use httpx for outbound HTTP calls.", T0 + 60)
+    newer = s.put("We now use httpx for outbound HTTP calls.", T0 + 60)
     got = s.reader.get(actor, None)
     assert (got.status, got.superseded_by) == ("superseded", newer)
-    assert [c.status for c in got.claims] == ["superseded", "superseded"]
-    # The actor's chain itself never saw a value: the weak claim followed its sentence.
+    assert got.claims and {c.status for c in got.claims} == {"superseded"}
+    assert s.reader.get(newer, None).status == "current"
+
+
+def test_a_newer_purpose_without_a_cue_leaves_the_actor_in_review(s: Store) -> None:
+    """Nobody said the client changed: the newer is current, the actor's sentence is likely
+    retired and waits in review (conflicted), not hidden."""
+    actor = s.put(ACTOR, T0)
+    newer = s.put("We use httpx for outbound HTTP calls.", T0 + 60)
+    assert s.reader.get(actor, None).status == "conflicted"
     assert s.reader.get(newer, None).status == "current"

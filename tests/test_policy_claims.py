@@ -14,6 +14,7 @@ from lintaid.policy import (
     split_sentences,
     strip_history_phrases,
 )
+from lintaid.retrieval.query import plan as query_plan
 
 
 def triples(text: str) -> list[tuple[str, str, str]]:
@@ -467,6 +468,9 @@ def test_claim_cue_is_per_sentence() -> None:
         "what did the gateway use before",
         "how has the retry policy changed",
         "the decision history of the cache",
+        # "history of" a thing of the project asks how it changed, like "timeline of" above
+        # (the history of something outside the project is a general question, not this)
+        "History of the control surface",
     ],
 )
 def test_history_query_positive(query: str) -> None:
@@ -484,7 +488,6 @@ def test_history_query_positive(query: str) -> None:
         "historically accurate storytelling",
         "how many retry attempts should we use for gateway timeouts",
         # "history" or "used to" alone is no question about a change in the project
-        "History of the control surface",
         "historical retry values",
         "the history module",
         "how is the history table pruned",
@@ -499,15 +502,21 @@ def test_history_query_negative(query: str) -> None:
 
 
 def test_strip_history_phrases() -> None:
-    assert strip_history_phrases("what changed about who owns the control surface") == (
-        "about who owns the control surface"
-    )
+    """What the question names stays for ranking; its past-tense scaffolding goes. Ranking
+    reads the content words (``retrieval.query.plan``), so that is what is compared: which
+    function words the strip keeps does not change a rank."""
+    def ranked_words(query: str) -> list[str]:
+        return query_plan(strip_history_phrases(query), 0.0).words
+
+    assert ranked_words("what changed about who owns the control surface") == [
+        "owns", "control", "surface"]
+    # a current question is ranked exactly as asked
     assert strip_history_phrases("who owns valve control now") == "who owns valve control now"
-    # What the phrase names stays: only its past-tense scaffolding goes.
-    assert strip_history_phrases("previous owner of billing") == "owner of billing"
+    assert ranked_words("previous owner of billing") == ["owner", "billing"]
     assert strip_history_phrases("how has the retry policy changed") == "retry policy"
-    assert strip_history_phrases("what changed in gateway retry attempts") == (
-        "in gateway retry attempts")
+    assert ranked_words("what changed in gateway retry attempts") == [
+        "gateway", "retry", "attempts"]
+    assert ranked_words("what did the gateway use before") == ["gateway"]
 
 
 # ---------------------------------------------------------------------------------------------

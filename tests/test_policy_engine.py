@@ -1,30 +1,34 @@
-"""The one policy engine's rules, over an in-memory store (the SQLite stores are held to the
-same engine by ``test_derivation_property.py``)."""
+"""The one policy engine's rules, over its in-memory store (``MemoryPolicyStore``; the SQLite
+stores are held to the same engine by ``test_derivation_property.py``)."""
 
 from __future__ import annotations
 
 from lintaid.policy import RecordInput
-from tests.policy_memory import DictPolicy
+from lintaid.policy.memory_store import MemoryPolicyStore
 
 JAN, FEB, JUN = 1767225600.0, 1769904000.0, 1780272000.0
 
-CAPTURE = ("Claude Code outcome\nRequest: how should we store sessions\n"
+# A turn as the capture hooks write it (``capture.record.turn_record``).
+CAPTURE = ("Request: how should we store sessions\n"
            "Result: We use Redis for session storage. Added a health check endpoint in "
            "src/app.py.")
 SWITCH = "We switched to Memcached for session storage instead of Redis."
 
 
-def derived(*records: RecordInput, links: set[tuple[str, str]] | None = None) -> DictPolicy:
-    policy = DictPolicy({r.record_id: r for r in records}, set(links or ()))
+def derived(*records: RecordInput, links: set[tuple[str, str]] | None = None) -> MemoryPolicyStore:
+    policy = MemoryPolicyStore({r.record_id: r for r in records}, set(links or ()))
     return policy.fresh()
 
 
 def test_capture_record_keeps_its_other_content_visible() -> None:
     d = derived(RecordInput("old", CAPTURE, created_at=JAN),
                 RecordInput("new", SWITCH, created_at=FEB))
-    [old_claim] = d.claims(["old"])
-    assert (old_claim.subject, old_claim.value) == ("session storage", "redis")
+    [old_claim] = [c for c in d.claims(["old"]) if c.value == "redis"]
+    assert old_claim.subject == "session storage"
     assert d.claim_state[old_claim.claim_id].status == "superseded"
+    # the health check it added is still what it says
+    others = [c for c in d.claims(["old"]) if c is not old_claim]
+    assert others and all(d.claim_state[c.claim_id].status == "current" for c in others)
     assert d.claim_state[old_claim.claim_id].superseded_by_record == "new"
     old_state = d.record_state["old"]
     assert (old_state.status, old_state.superseded_by) == ("conflicted", "new")
@@ -32,21 +36,33 @@ def test_capture_record_keeps_its_other_content_visible() -> None:
 
 
 def test_capture_without_other_content_is_hidden() -> None:
-    text = "Claude Code outcome\nRequest: how should we store sessions\nResult: We use Redis " \
-           "for session storage."
+    text = "Request: how should we store sessions\nResult: We use Redis for session storage."
     d = derived(RecordInput("old", text, created_at=JAN), RecordInput("new", SWITCH,
                                                                       created_at=FEB))
     assert d.status("old") == "superseded"
     assert "session storage changed from 'redis'" in d.record_state["old"].evidence
 
 
-def test_retry_limit_records_share_a_chain() -> None:
+def test_a_newer_setting_that_says_it_changed_supersedes() -> None:
     d = derived(RecordInput("a", "retry_limit: 3", created_at=JAN),
-                RecordInput("b", "retry_limit: 5", created_at=FEB))
-    assert len([k for k, v in d.chains.items() if v]) == 1
+                RecordInput("b", "retry_limit: now 5", created_at=FEB))
+    [rel] = [r for r in d.all_relations() if r.method != "explicit"]
+    assert (rel.kind, rel.source_record, rel.target_record) == ("supersedes", "b", "a")
     assert d.claim_statuses("a") == ["superseded"]
     assert (d.status("a"), d.status("b")) == ("superseded", "current")
     assert d.record_state["a"].superseded_by == "b"
+
+
+def test_a_newer_setting_without_a_cue_only_likely_supersedes() -> None:
+    """Nobody said the limit changed: the newer value is current, the older waits in review
+    (conflicted), neither is hidden."""
+    d = derived(RecordInput("a", "retry_limit: 3", created_at=JAN),
+                RecordInput("b", "retry_limit: 5", created_at=FEB))
+    [rel] = [r for r in d.all_relations() if r.method != "explicit"]
+    assert (rel.kind, rel.source_record, rel.target_record, rel.confidence) == (
+        "supersedes", "b", "a", 0.8)
+    assert d.claim_statuses("a") == ["conflicted"]
+    assert (d.status("a"), d.status("b")) == ("conflicted", "current")
 
 
 def test_other_users_do_not_retire_project_memory() -> None:
@@ -124,15 +140,15 @@ def test_document_and_memory_disagreeing_by_time_only_conflict() -> None:
 # Incremental runs, each held equal to a run from scratch
 
 
-def check(d: DictPolicy) -> DictPolicy:
+def check(d: MemoryPolicyStore) -> MemoryPolicyStore:
     assert d.snapshot() == d.fresh().snapshot()
     return d
 
 
 def test_deleting_the_newer_record_brings_the_older_back() -> None:
-    d = DictPolicy()
+    d = MemoryPolicyStore()
     d.put(RecordInput("a", "retry_limit: 3", created_at=JAN))
-    restated = d.put(RecordInput("b", "retry_limit: 5", created_at=FEB))
+    restated = d.put(RecordInput("b", "retry_limit: now 5", created_at=FEB))
     assert d.status("a") == "superseded" and "a" in restated
     check(d)
     restated = d.drop("b")
@@ -142,18 +158,18 @@ def test_deleting_the_newer_record_brings_the_older_back() -> None:
 
 
 def test_editing_the_newer_record_brings_the_older_back() -> None:
-    d = DictPolicy()
+    d = MemoryPolicyStore()
     d.put(RecordInput("old", CAPTURE, created_at=JAN), RecordInput("new", SWITCH,
                                                                    created_at=FEB))
     assert d.status("old") == "conflicted"
     d.put(RecordInput("new", "Added a retry wrapper around the client.", created_at=FEB))
     assert d.status("old") == "current"
-    assert d.claim_statuses("old") == ["current"]
+    assert set(d.claim_statuses("old")) == {"current"}
     check(d)
 
 
 def test_removing_an_explicit_link_or_forgetting_the_newer_record() -> None:
-    d = DictPolicy()
+    d = MemoryPolicyStore()
     a = RecordInput("a", "Deploy notes for the gateway.", created_at=JAN)
     b = RecordInput("b", "New deploy notes.", created_at=FEB)
     d.put(a, b)
@@ -174,7 +190,7 @@ def test_removing_an_explicit_link_or_forgetting_the_newer_record() -> None:
 
 
 def test_two_records_linked_to_one_newest_wins_and_either_alone_retires() -> None:
-    d = DictPolicy()
+    d = MemoryPolicyStore()
     d.put(RecordInput("a", "Deploy notes.", created_at=JAN),
           RecordInput("b", "Newer deploy notes.", created_at=FEB),
           RecordInput("c", "Newest deploy notes.", created_at=JUN))
@@ -188,7 +204,7 @@ def test_two_records_linked_to_one_newest_wins_and_either_alone_retires() -> Non
 
 def test_a_claim_retired_by_a_link_stays_out_of_inference() -> None:
     # The old file is the newest by time, but the link retires it, so it cannot retire b.
-    d = DictPolicy()
+    d = MemoryPolicyStore()
     d.put(doc("a.md", DECISION_A, JUN), doc("b.md", DECISION_B, JAN))
     assert d.status("b.md") == "superseded"
     d.link("b.md", "a.md")
@@ -202,10 +218,10 @@ def test_batches_of_any_size_give_the_same_state() -> None:
         "The platform team owns the control surface.", "Deploy notes.",
         "The reliability team owns the control surface.", "Update: retry_limit: 7"])]
     links = {("r5", "r0"), ("r3", "r5")}
-    whole = DictPolicy({r.record_id: r for r in records}, set(links)).fresh()
+    whole = MemoryPolicyStore({r.record_id: r for r in records}, set(links)).fresh()
     from lintaid.policy import rebuild
 
     for size in (1, 2, 3):
-        part = DictPolicy({r.record_id: r for r in records}, set(links))
+        part = MemoryPolicyStore({r.record_id: r for r in records}, set(links))
         rebuild(part, part.inputs, batch=size)
         assert part.snapshot() == whole.snapshot()

@@ -25,7 +25,7 @@ from lintaid.writer import Writer
 T0 = 1_780_000_000.0
 MEMORIES = [
     "Gateway timeout retry attempts: 5.",
-    "Gateway timeout retry attempts: 2.",  # supersedes the first
+    "Gateway timeout retry attempts: now 2.",  # supersedes the first (its "now" says it changed)
     "The gateway dashboard moved to Grafana.",
     "Retry attempts for the payment worker are unlimited; the gateway keeps its own budget.",
     "We use Redis for session storage.",
@@ -107,7 +107,7 @@ def test_the_current_record_keeps_its_score_and_rank(reader: Reader) -> None:
     plain = ranked(reader, "gateway retry attempts", top_k=5)
     history = ranked(reader, "gateway retry attempts", top_k=5, history=True)
     at = next(i for i, h in enumerate(plain) if not h[0].startswith("ws:"))
-    assert content(reader, plain[at][0]) == "Gateway timeout retry attempts: 2."
+    assert content(reader, plain[at][0]) == "Gateway timeout retry attempts: now 2."
     assert history[at] == plain[at]  # the same rank with the same score
     old = next(h for h in history if h[2])
     assert content(reader, old[0]) == "Gateway timeout retry attempts: 5."
@@ -118,7 +118,7 @@ def test_what_changed_finds_the_current_and_the_past_record(reader: Reader) -> N
                                          top_k=5))
     assert result.history
     texts = [(h.content, h.status, h.historical) for h in result.results if h.store == "memory"]
-    assert texts[0] == ("Gateway timeout retry attempts: 2.", "current", False)
+    assert texts[0] == ("Gateway timeout retry attempts: now 2.", "current", False)
     assert ("Gateway timeout retry attempts: 5.", "superseded", True) in texts
 
 

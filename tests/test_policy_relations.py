@@ -1,6 +1,10 @@
-"""Chains, relations and statuses: the reference unit cases and the improvements over them."""
+"""Relations and statuses of claims, pairwise (``relations.relate``): the reference unit
+cases, under the policy's rules (see ``lintaid.policy.relations``)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
+from itertools import combinations
 
 from lintaid.policy import (
     CONFIRMS,
@@ -8,32 +12,50 @@ from lintaid.policy import (
     SUPERSEDES,
     ClaimRef,
     ClaimState,
+    RecordInput,
     Relation,
-    chain_key,
+    chain_order,
     claim_statuses,
     explicit_relations,
-    extract_claims,
+    record_claims,
     record_status,
-    relate_chain,
+    relate,
 )
+from lintaid.policy.engine import similarity
+from lintaid.policy.memory_store import MemoryPolicyStore
 
 JAN, FEB, JUN = 1767225600.0, 1769904000.0, 1780272000.0  # 2026-01-01, 2026-02-01, 2026-06-01
 
 
 def ref(record: str, text: str, at: float | None = None, kind: str = "document",
-        scope: str = "project", n: int = 1) -> ClaimRef:
-    """The first claim of ``text`` as record ``record``."""
-    claim = extract_claims(text)[0]
-    return ClaimRef(
-        claim_id=f"{record}::c{n}", record_id=record, scope=scope, subject=claim.subject,
-        predicate=claim.predicate, value=claim.value, effective_at=at, source_kind=kind,
-        cue=claim.cue, replaces=claim.replaces, order_key=(at or 0.0, record, n),
-        evidence=claim.evidence, start=claim.start, end=claim.end,
-    )
+        scope: str = "project", n: int = 1, value: str | None = None,
+        record_kind: str | None = None) -> ClaimRef:
+    """The first claim of ``text`` (or the one with ``value``) as claim ``n`` of record
+    ``record``, of source ``kind``, effective at ``at`` (None: undated), in ``scope``."""
+    rk = record_kind or ("document" if kind == "document" else "note")
+    claims = record_claims(RecordInput(record, text, kind=rk, created_at=at or 0.0,
+                                       valid_at=at, path=f"docs/{record}.md"))
+    claim = next(c for c in claims if value is None or c.value == value)
+    return replace(claim, claim_id=f"{record}::c{n}", scope=scope, source_kind=kind,
+                   effective_at=at, order_key=(at or 0.0, record, n))
+
+
+def relate_all(claims: list[ClaimRef]) -> list[Relation]:
+    """Every pair related, newer side first, as the engine relates candidates."""
+    out = []
+    for a, b in combinations(claims, 2):
+        if a.scope != b.scope:
+            continue
+        newer, older = (a, b) if chain_order(a) > chain_order(b) else (b, a)
+        rel = relate(newer, older, similarity(newer, older))
+        if rel is not None:
+            out.append(rel)
+    return out
 
 
 def kinds(relations: list[Relation]) -> list[tuple[str, str, str, float, str]]:
-    return [(r.kind, r.source_claim, r.target_claim, r.confidence, r.method) for r in relations]
+    return sorted((r.kind, r.source_claim, r.target_claim, r.confidence, r.method)
+                  for r in relations)
 
 
 def statuses(relations: list[Relation], *ids: str) -> list[str]:
@@ -47,8 +69,7 @@ NEW_OWNER = "The Controls POD owns valve control."
 
 def test_ownership_superseded_over_time_same_kind() -> None:
     old, new = ref("old", OLD_OWNER, JAN), ref("new", NEW_OWNER, JUN)
-    assert chain_key(old) == chain_key(new)
-    rels = relate_chain([new, old])
+    rels = relate_all([new, old])
     assert kinds(rels) == [(SUPERSEDES, "new::c1", "old::c1", 0.90, "newer_same_kind")]
     assert rels[0].evidence == "valve control changed from 'national park pod' to 'controls pod'"
     assert statuses(rels, "old::c1", "new::c1") == ["superseded", "current"]
@@ -56,21 +77,21 @@ def test_ownership_superseded_over_time_same_kind() -> None:
 
 def test_different_source_kinds_conflict() -> None:
     old, new = ref("old", OLD_OWNER, JAN), ref("new", NEW_OWNER, JUN, kind="memory")
-    rels = relate_chain([old, new])
+    rels = relate_all([old, new])
     assert kinds(rels) == [(CONFLICTS_WITH, "new::c1", "old::c1", 0.75,
-                            "canonical_claim_conflict")]
+                            "disagreement")]
     assert statuses(rels, "old::c1", "new::c1") == ["conflicted", "conflicted"]
 
 
 def test_no_dates_no_cue_conflict() -> None:
-    rels = relate_chain([ref("a", OLD_OWNER), ref("b", NEW_OWNER)])
+    rels = relate_all([ref("a", OLD_OWNER), ref("b", NEW_OWNER)])
     assert [r.kind for r in rels] == [CONFLICTS_WITH]
     assert statuses(rels, "a::c1", "b::c1") == ["conflicted", "conflicted"]
 
 
 def test_no_dates_cue_in_the_claim_sentence_supersedes() -> None:
     new = ref("b", "This replaces the previous decision: the Controls POD owns valve control.")
-    rels = relate_chain([ref("a", OLD_OWNER), new])
+    rels = relate_all([ref("a", OLD_OWNER), new])
     assert kinds(rels) == [(SUPERSEDES, "b::c1", "a::c1", 0.95, "correction_cue")]
     assert statuses(rels, "a::c1", "b::c1") == ["superseded", "current"]
 
@@ -78,62 +99,77 @@ def test_no_dates_cue_in_the_claim_sentence_supersedes() -> None:
 def test_cue_outranks_kind_difference() -> None:
     old = ref("doc", "We use Redis for session storage.", JAN)
     new = ref("mem", "We use Memcached for session storage instead of Redis.", FEB, kind="memory")
-    assert [r.method for r in relate_chain([old, new])] == ["correction_cue"]
+    # "instead of Redis" names the older value: a transition, whatever kind of source
+    assert [(r.kind, r.method) for r in relate_all([old, new])] == [(SUPERSEDES, "transition")]
 
 
 def test_cue_naming_a_different_old_value_does_not_count() -> None:
-    old = ref("a", "We use MySQL for analytics.", None)
-    new = ref("b", "We use MongoDB for analytics instead of Postgres.", None)
-    assert [r.kind for r in relate_chain([old, new])] == [CONFLICTS_WITH]
+    """The newer statement says what it replaced (Postgres), and it is not MySQL: it retires
+    nothing of MySQL's (``relate``: a statement naming its old value relates to that one)."""
+    old = ref("a", "We use MySQL for analytics.", JAN)
+    new = ref("b", "We use MongoDB for analytics instead of Postgres.", FEB)
+    rels = relate_all([old, new])
+    assert not [r for r in rels if r.kind == SUPERSEDES]
+    assert statuses(rels, "a::c1") == ["current"]
 
 
 def test_same_claim_confirms_and_both_stay_current() -> None:
     a = ref("a", NEW_OWNER, JAN)
     b = ref("b", "Valve control is owned by the Controls POD.", FEB)
-    rels = relate_chain([a, b])
-    assert kinds(rels) == [(CONFIRMS, "b::c1", "a::c1", 0.95, "canonical_claim")]
+    rels = relate_all([a, b])
+    assert kinds(rels) == [(CONFIRMS, "b::c1", "a::c1", 0.95, "same_value")]
     assert statuses(rels, "a::c1", "b::c1") == ["current", "current"]
 
 
 def test_different_scopes_never_meet() -> None:
-    a = ref("a", OLD_OWNER, JAN, scope="user:alice")
-    b = ref("b", NEW_OWNER, FEB, scope="user:bob")
-    assert chain_key(a) != chain_key(b)
+    d = MemoryPolicyStore()
+    d.put(RecordInput("a", OLD_OWNER, kind="note", user_id="alice", created_at=JAN),
+          RecordInput("b", "Update: " + NEW_OWNER, kind="note", user_id="bob", created_at=FEB))
+    assert {c.scope for c in d.all_claims()} == {"user:alice", "user:bob"}
+    assert d.all_relations() == []
+    assert (d.status("a"), d.status("b")) == ("current", "current")
 
 
 def test_decimal_versions() -> None:
     a = ref("a", "user: version: 1.5", JAN, kind="memory")
     b = ref("b", "user: version: 2.0", FEB, kind="memory")
     assert (a.value, b.value) == ("1.5", "2.0")
-    rels = relate_chain([a, b])
-    assert statuses(rels, "a::c1", "b::c1") == ["superseded", "current"]
+    # Said later, without saying it changed: likely the newer holds; the older waits in review.
+    rels = relate_all([a, b])
+    assert kinds(rels) == [(SUPERSEDES, "b::c1", "a::c1", 0.8, "newer_unmarked")]
+    assert statuses(rels, "a::c1", "b::c1") == ["conflicted", "current"]
+    bumped = ref("b", "user: version: bumped to 2.0", FEB, kind="memory")
+    assert bumped.value == "2.0"
+    assert statuses(relate_all([a, bumped]), "a::c1", "b::c1") == ["superseded", "current"]
 
 
 def test_scalar_timeout() -> None:
     a = ref("a", "user: timeout: 100", JAN, kind="memory")
     b = ref("b", "user: timeout: 150", FEB, kind="memory")
-    assert statuses(relate_chain([a, b]), "a::c1", "b::c1") == ["superseded", "current"]
+    assert statuses(relate_all([a, b]), "a::c1", "b::c1") == ["conflicted", "current"]
+    raised = ref("b", "user: timeout: raised to 150", FEB, kind="memory")
+    assert statuses(relate_all([a, raised]), "a::c1", "b::c1") == ["superseded", "current"]
 
 
 def test_date_tie_cue_bearing_claim_wins_whatever_the_ids() -> None:
     # Adversarial ids: the Postgres record sorts after the MongoDB one.
     pg = ref("z-postgres", "We use Postgres for analytics.", JAN)
     mongo = ref("a-mongo", "We use MongoDB for analytics instead of Postgres.", JAN)
-    rels = relate_chain([pg, mongo])
-    assert kinds(rels) == [(SUPERSEDES, "a-mongo::c1", "z-postgres::c1", 0.95, "correction_cue")]
+    rels = relate_all([pg, mongo])
+    assert kinds(rels) == [(SUPERSEDES, "a-mongo::c1", "z-postgres::c1", 0.95, "transition")]
     assert statuses(rels, "z-postgres::c1", "a-mongo::c1") == ["superseded", "current"]
 
 
 def test_two_values_in_one_record_conflict_until_a_newer_record_settles_them() -> None:
     a1 = ref("a", "retry_limit: 3", JAN, kind="memory")
-    a2 = ClaimRef("a::c2", "a", "project", "retry_limit", "value", "4", JAN, "memory",
-                  order_key=(JAN, "a", 2))
-    rels = relate_chain([a1, a2])
-    assert kinds(rels) == [(CONFLICTS_WITH, "a::c2", "a::c1", 0.75, "canonical_claim_conflict")]
+    # the same setting stated twice in one record, with another value
+    a2 = replace(ref("a", "retry_limit: 4", JAN, kind="memory", n=2), start=a1.end + 1,
+                 end=a1.end + 15)
+    rels = relate_all([a1, a2])
+    assert kinds(rels) == [(CONFLICTS_WITH, "a::c2", "a::c1", 0.75, "disagreement")]
     assert statuses(rels, "a::c1", "a::c2") == ["conflicted", "conflicted"]
-    b = ref("b", "retry_limit: 5", FEB, kind="memory")
-    rels = relate_chain([a1, a2, b])
-    # The neighbour from another record is still b's first comparison.
+    b = ref("b", "retry_limit: now 5", FEB, kind="memory")
+    rels = relate_all([a1, a2, b])
     assert {(r.source_claim, r.target_claim) for r in rels} == {
         ("a::c2", "a::c1"), ("b::c1", "a::c2"), ("b::c1", "a::c1")}
     assert statuses(rels, "a::c1", "a::c2", "b::c1") == ["superseded", "superseded", "current"]
@@ -145,9 +181,12 @@ def test_newer_means_a_later_creation_when_effective_times_tie() -> None:
     a = ref("a", "Artifact bucket is s3://alpha.", JAN, kind="memory")
     b = ref("b", "Artifact bucket is s3://beta.", JAN, kind="memory")
     later = ClaimRef(**{**b.__dict__, "order_key": (JAN + 0.001, "b", 1)})
-    assert kinds(relate_chain([a, later])) == [
-        (SUPERSEDES, "b::c1", "a::c1", 0.90, "newer_same_kind")]
-    assert statuses(relate_chain([a, b]), "a::c1", "b::c1") == ["conflicted", "conflicted"]
+    assert kinds(relate_all([a, later])) == [
+        (SUPERSEDES, "b::c1", "a::c1", 0.8, "newer_unmarked")]
+    assert statuses(relate_all([a, later]), "a::c1", "b::c1") == ["conflicted", "current"]
+    assert kinds(relate_all([a, b])) == [
+        (CONFLICTS_WITH, "b::c1", "a::c1", 0.75, "disagreement")]
+    assert statuses(relate_all([a, b]), "a::c1", "b::c1") == ["conflicted", "conflicted"]
 
 
 def test_supersession_is_transitive_over_confirmations() -> None:
@@ -156,11 +195,11 @@ def test_supersession_is_transitive_over_confirmations() -> None:
     a = ref("a", "We use Redis for caching.", JAN)
     b = ref("b", "We use Redis for caching.", FEB, kind="memory")
     c = ref("c", "We use Memcached for caching instead of Redis.", JUN, kind="memory")
-    rels = relate_chain([a, b, c])
+    rels = relate_all([a, b, c])
     assert kinds(rels) == [
-        (CONFIRMS, "b::c1", "a::c1", 0.95, "canonical_claim"),
-        (SUPERSEDES, "c::c1", "b::c1", 0.95, "correction_cue"),
-        (SUPERSEDES, "c::c1", "a::c1", 0.95, "correction_cue"),
+        (CONFIRMS, "b::c1", "a::c1", 0.95, "same_value"),
+        (SUPERSEDES, "c::c1", "a::c1", 0.95, "transition"),
+        (SUPERSEDES, "c::c1", "b::c1", 0.95, "transition"),
     ]
     states = claim_statuses(rels)
     assert [states[i].status for i in ("a::c1", "b::c1", "c::c1")] == [
@@ -171,9 +210,9 @@ def test_supersession_is_transitive_over_confirmations() -> None:
 
 def test_chain_current_value_is_the_newest() -> None:
     a = ref("a", "retry_limit: 3", JAN, kind="memory")
-    b = ref("b", "retry_limit: 5", FEB, kind="memory")
-    c = ref("c", "retry_limit: 3", JUN, kind="memory")
-    states = claim_statuses(relate_chain([a, b, c]))
+    b = ref("b", "retry_limit: now 5", FEB, kind="memory")
+    c = ref("c", "retry_limit: back to 3", JUN, kind="memory")
+    states = claim_statuses(relate_all([a, b, c]))
     assert [states[i].status for i in ("a::c1", "b::c1", "c::c1")] == [
         "superseded", "superseded", "current"
     ]
@@ -186,7 +225,7 @@ def test_conflict_with_a_retired_claim_is_moot() -> None:
     a = ref("a", "retry_limit: 3", JAN)
     b = ref("b", "retry_limit: 5", FEB, kind="memory")
     c = ref("c", "Update: retry_limit: 7", JUN)
-    rels = relate_chain([a, b, c])
+    rels = relate_all([a, b, c])
     assert statuses(rels, "a::c1", "b::c1", "c::c1") == ["superseded", "superseded", "current"]
 
 
@@ -194,7 +233,7 @@ def test_conflict_against_all_live_rivals() -> None:
     a = ref("a", "retry_limit: 3", JAN)
     b = ref("b", "retry_limit: 3", FEB)
     c = ref("c", "retry_limit: 5", JUN, kind="memory")
-    rels = relate_chain([a, b, c])
+    rels = relate_all([a, b, c])
     assert statuses(rels, "a::c1", "b::c1", "c::c1") == ["conflicted"] * 3
 
 
@@ -226,7 +265,7 @@ def test_record_with_only_the_superseded_claim_is_superseded() -> None:
     text = "# Gateway Retry Policy\n\nGateway timeout retry attempts: 5.\n"
     old = ref("a", text, JAN)
     new = ref("b", "# Gateway Retry Policy\n\nGateway timeout retry attempts: 2.\n", JUN)
-    states = claim_statuses(relate_chain([old, new]))
+    states = claim_statuses(relate_all([old, new]))
     state = record_status("a", text, [old], states, None)
     assert (state.status, state.superseded_by, state.confidence) == ("superseded", "b", 0.90)
     assert record_status("b", "", [new], states, None).status == "current"
@@ -237,7 +276,7 @@ def test_record_with_extra_content_is_conflicted_not_superseded() -> None:
             "Additional rationale remains relevant.\n")
     old = ref("a", text, JAN)
     new = ref("b", "Gateway timeout retry attempts: 2.", JUN)
-    states = claim_statuses(relate_chain([old, new]))
+    states = claim_statuses(relate_all([old, new]))
     state = record_status("a", text, [old], states, None)
     assert (state.status, state.superseded_by) == ("conflicted", "b")
 
@@ -249,15 +288,15 @@ def test_record_explicitly_superseded() -> None:
 
 def test_record_with_a_conflicted_claim_is_conflicted() -> None:
     a, b = ref("a", OLD_OWNER), ref("b", NEW_OWNER)
-    states = claim_statuses(relate_chain([a, b]))
+    states = claim_statuses(relate_all([a, b]))
     state = record_status("a", OLD_OWNER, [a], states, None)
     assert (state.status, state.superseded_by, state.confidence) == ("conflicted", None, 0.75)
 
 
 def test_capture_boilerplate_is_not_substance() -> None:
-    text = ("Claude Code outcome\nMemory type: outcome\nRequest: how should we store sessions\n"
+    text = ("Memory type: outcome\nRequest: how should we store sessions\n"
             "Result: We use Redis for session storage.\nAffected paths: src/app.py")
-    old = ref("a", text, JAN, kind="memory")
-    new = ref("b", "We use Memcached for session storage.", FEB, kind="memory")
-    states = claim_statuses(relate_chain([old, new]))
+    old = ref("a", text, JAN, kind="memory", value="redis", record_kind="capture")
+    new = ref("b", "We use Memcached for session storage instead of Redis.", FEB, kind="memory")
+    states = claim_statuses(relate_all([old, new]))
     assert record_status("a", text, [old], states, None).status == "superseded"

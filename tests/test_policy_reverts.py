@@ -14,13 +14,8 @@ import pytest
 
 from lintaid.capture.record import NewRecord
 from lintaid.integrations import injection
-from lintaid.policy import (
-    ClaimRef,
-    ClaimState,
-    claim_statuses,
-    extract_claims,
-    relate_chain,
-)
+from lintaid.policy import RecordInput, extract_claims
+from lintaid.policy.memory_store import MemoryPolicyStore
 from lintaid.search import Reader, SearchRequest
 from lintaid.store.memory import MemoryStore
 from lintaid.writer import Writer
@@ -109,21 +104,15 @@ def test_not_reverts(text: str) -> None:
     assert triples(text) == []
 
 
-def _ref(record: str, text: str, at: float) -> ClaimRef:
-    [claim] = extract_claims(text)
-    return ClaimRef(claim_id=f"{record}::c1", record_id=record, scope="project",
-                    subject=claim.subject, predicate=claim.predicate, value=claim.value,
-                    effective_at=at, source_kind="memory", cue=claim.cue,
-                    replaces=claim.replaces, order_key=(at, record, 1), evidence=claim.evidence)
-
-
 def test_the_revert_retires_the_switch_and_the_original_stays_retired() -> None:
-    chain = [_ref("a", "The gateway uses requests.", 100.0), _ref("b", SWITCH, 200.0),
-             _ref("c", REVERT, 300.0)]
-    states = claim_statuses(relate_chain(chain))
-    got = {c: states.get(f"{c}::c1", ClaimState()) for c in "abc"}
-    assert [got[c].status for c in "abc"] == ["superseded", "superseded", "current"]
-    assert got["b"].superseded_by_record == "c" and got["b"].confidence == 0.95
+    d = MemoryPolicyStore()
+    d.put(RecordInput("a", "The gateway uses requests.", kind="note", created_at=100.0),
+          RecordInput("b", SWITCH, kind="note", created_at=200.0),
+          RecordInput("c", REVERT, kind="note", created_at=300.0))
+    assert [d.status(r) for r in "abc"] == ["superseded", "superseded", "current"]
+    [b] = d.claims(["b"])
+    state = d.claim_state[b.claim_id]
+    assert state.superseded_by_record == "c" and state.confidence == 0.95
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,12 +178,24 @@ def test_a_revert_without_a_subject_retires_a_purpose_less_switch(s: Store) -> N
 
 def test_two_notes_seconds_apart_the_newer_wins(s: Store) -> None:
     alpha = s.put("Artifact bucket is s3://alpha.", T0)
-    beta = s.put("Artifact bucket is s3://beta.", T0 + 2)
+    beta = s.put("Artifact bucket is now s3://beta.", T0 + 2)
     hits, hidden = s.search("artifact bucket")
     assert hits == [(beta, "current")] and hidden == 1
     got = s.reader.get(alpha, None)
-    assert (got.status, got.superseded_by, got.confidence) == ("superseded", beta, 0.90)
+    assert (got.status, got.superseded_by, got.confidence) == ("superseded", beta, 0.95)
     assert [c.status for c in got.claims] == ["superseded"]
+
+
+def test_two_notes_seconds_apart_without_a_cue_the_older_waits_in_review(s: Store) -> None:
+    """Nobody said the bucket changed: the newer is current, the older likely retired and
+    marked conflicted (the review queue), and neither is hidden."""
+    alpha = s.put("Artifact bucket is s3://alpha.", T0)
+    beta = s.put("Artifact bucket is s3://beta.", T0 + 2)
+    hits, hidden = s.search("artifact bucket")
+    assert hits[0] == (beta, "current") and (alpha, "conflicted") in hits and hidden == 0
+    got = s.reader.get(alpha, None)
+    assert (got.status, got.confidence) == ("conflicted", 0.8)
+    assert [c.status for c in got.claims] == ["conflicted"]
 
 
 def test_two_notes_with_no_order_are_both_marked_conflicted(s: Store) -> None:

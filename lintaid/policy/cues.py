@@ -141,7 +141,7 @@ _CHANGE_TO = re.compile(r"\b(?:to|with|for|by)\b|\u2192|->", _I)
 _OLD_BEFORE = re.compile(
     r"(?:\b(?:instead\s+of|rather\s+than|in\s+place\s+of|replacing|replaced|replaces|replace|"
     r"no\s+longer(?:\s+(?:uses?|on|using|at|in|runs?\s+on|goes\s+(?:to|through)))?|"
-    r"away\s+from|off\s+of|moved\s+off|got\s+rid\s+of|stopped\s+using|dropped|removed|"
+    r"away\s+from|off\s+of|moved\s+off|got\s+rid\s+of|stopped\s+using|dropped|removed|left|"
     r"retired|deprecated|previously|formerly|used\s+to\s+be|the\s+old)"
     r"|\(was|,\s*not|\bwas\s+previously|\bfrom\s+the\s+old)\s+(?:the\s+|our\s+|a\s+)?$", _I)
 _FROM_BEFORE = re.compile(r"\b(?:from|switch(?:ed)?\s+from|migrat(?:ed|ing)\s+from|"

@@ -34,6 +34,17 @@ _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|
 _PERIOD = (r"(?:year|month|quarter|sprint|week|spring|summer|autumn|fall|winter|release|"
            r"version|major|season|iteration)")
 
+# "before" and what follows it: a change ("before the migration", "before we switched"), a
+# past participle, a name ("before Airflow", "before `httpx`"; case-sensitive: under the
+# module's IGNORECASE "[A-Z]" is any letter, and "before we commit" would count), not a step
+# of a procedure ("before saving", "before each run").
+_BEFORE = (r"\b(?:before|prior\s+to|pre)\s+(?:we\s+|the\s+|our\s+|it\s+)?+"
+           r"(?!(?:saving|committing|deploying|merging|pushing|running|starting|release|"
+           r"you|i\b|calling|sending|writing|reading|opening|closing|each|every|any|a\b|"
+           r"an\b|using|doing|making|adding|creating|retrying|returning))")
+_BEFORE_CHANGE = (r"switch|mov|migrat|chang|replac|adopt|rewr|refactor|introduc|add|reorg|"
+                  r"repartition|upgrad|pagination|trunk|\w+ed\b|(?-i:[A-Z`])")
+
 # (weight, pattern): forms that point at the past state.
 _FORMS: Final[tuple[tuple[float, re.Pattern[str]], ...]] = tuple(
     (w, re.compile(p, _I)) for w, p in (
@@ -66,12 +77,13 @@ _FORMS: Final[tuple[tuple[float, re.Pattern[str]], ...]] = tuple(
         (0.6, r"\ball\s+along\b"),
         # an end, or what came before something
         (1.0, r"\buntil\s+(?!(?:it|the\s+\w+)\s+(?:is|are|finishes|passes|succeeds))[\w`'-]+"),
-        (1.0, r"\b(?:before|prior\s+to|pre)\s+(?:we\s+|the\s+|our\s+|it\s+)?"
-              r"(?!(?:saving|committing|deploying|merging|pushing|running|starting|release|"
-              r"you|i\b|calling|sending|writing|reading|opening|closing|each|every|any|a\b|"
-              r"an\b|using|doing|making|adding|creating|retrying|returning))"
-              r"(?:switch|mov|migrat|chang|replac|adopt|rewr|refactor|introduc|add|reorg|"
-              r"repartition|upgrad|pagination|trunk|\w+ing\b|\w+ed\b|[A-Z`])"),
+        (1.0, _BEFORE + r"(?:" + _BEFORE_CHANGE + r")"),
+        # ... or before something else ("before sqlalchemy", "before updating status"): a
+        # step order as often as the past, so it counts only beside another past form
+        (0.5, _BEFORE + r"(?!" + _BEFORE_CHANGE + r")\w"),
+        # "before" closing the question: earlier than now ("who owned this before?"), not
+        # an event seen earlier ("have we seen this error before?")
+        (1.0, r"(?<!\bseen\s)(?<!\bhappened\s)(?<!\bthis\serror\s)\bbefore\W*$"),
         (0.5, r"\bbefore\s+(?:\w+\s+)?(?:was|were)\b"),
         # a change, its direction, its reasons
         (1.2, r"\bwhy\s+(?:did|do|have|had)\s+(?:we|you|they|the\s+team|i)\s+"

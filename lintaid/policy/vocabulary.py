@@ -72,7 +72,7 @@ COMMON_WORDS: Final = frozenset(
     libraries framework frameworks platform provider providers account accounts role roles
     secret secrets token tokens key owner owners review reviews staging production prod
     deployment deployments pipeline pipelines workflow workflows schedule cron timeout
-    timeouts retry retries backup backups metric metrics alert alerts dashboard dashboards
+    timeouts retry retries policy policies backup backups metric metrics alert alerts dashboard dashboards
     monitoring logging tracing migration migrations schema schemas table tables column columns
     query queries model models feed feeds upload uploads download downloads payment payments
     billing invoice invoices email emails notification notifications push auth login session
