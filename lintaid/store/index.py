@@ -219,6 +219,15 @@ class Terms:
                     self.idf[stem] = math.log(1 + (total - df + 0.5) / (df + 0.5))
                     if df:
                         held[stem] = self.idf[stem]
+        if held:
+            # A word no document holds weighs no more than the rarest word one holds: in a
+            # young index (a handful of memories) an unheld word's idf is several times a
+            # held one's, and one unknown word of a question ("settle" in "which upload
+            # limit did we settle on?") would outweigh every word the answer holds.
+            most = max(held.values())
+            for stem, weight in self.idf.items():
+                if stem not in held:
+                    self.idf[stem] = min(weight, most)
         weights = list(self.idf.values())
         if len(weights) > BOUND_TERMS:
             # A long prompt (a pasted log): no document holds all of it, and most of its
