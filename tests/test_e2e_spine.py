@@ -122,7 +122,8 @@ def test_stop_capture_is_injected_on_the_next_prompt(served: Served) -> None:
     assert "configurable" in context  # the captured request
     assert "backoff" in context
     entry = [line for line in context.splitlines() if line.startswith("- ")]
-    assert len(entry) == 1 and entry[0].endswith(" · claude-code")  # one provenance line
+    # One provenance line: id, day, client, and "current" (the policy judged what it shows).
+    assert len(entry) == 1 and entry[0].split(" · ")[2:] == ["claude-code", "current"]
     # Captured on the branch and revision the agent is on: neither is repeated.
     assert revision[:10] not in context and "branch" not in entry[0]
     # The prompt itself was recorded, apart from the records; a replay of the Stop event

@@ -1,8 +1,9 @@
 """Every conflicted pair is listed where a person goes to resolve it, and can be resolved there.
 
 Two kinds of pair in one project: a captured turn against the decision document it contradicts
-("Signature max age: 300 seconds." in ``docs/decisions.md``, then "Signature max age is now 600
-seconds instead of 300."), and two memories stamped alike that disagree. Both are listed by
+("Signature max age: 300 seconds." in ``docs/decisions.md``, then a turn that found "Signature
+max age: 600 seconds." without saying it changed anything: a memory never silently retires a
+document, so the two disagree), and two memories stamped alike that disagree. Both are listed by
 ``lintaid review``, ``lintaid list --status conflicted``, the MCP ``review_queue`` tool (the
 MCP SDK's client against the real shim) and the viewer's conflicts page, and the project's
 state names both as unresolved; accept and reject work on each, from the CLI, MCP and the
@@ -28,7 +29,11 @@ from tests.transcripts import stop_payload, write_transcript
 
 DECISIONS = "docs/decisions.md"
 DOCUMENT = "# Webhooks\n\nSignature max age: 300 seconds.\n"
-RESULT = "Signature max age is now 600 seconds instead of 300."
+# No change cue and no request to change it: a cue ("now 600 instead of 300") or a turn asked
+# to "raise" it would supersede the document's value, and there would be nothing to review.
+REQUEST = "Which signature max age do the webhook handlers check?"
+RESULT = "Signature max age: 600 seconds."
+STATED = RESULT.rstrip(".")  # a statement as review and the state quote it
 SAME_TIME = float(int(time.time()) - 3600)
 
 
@@ -61,7 +66,7 @@ def scene(project: Path, serve: Callable[..., Served], tmp_path: Path) -> Scene:
     served = serve(project, watch=True)
     wait_for(lambda: served.json("status")["workspace"]["ready"], timeout=60)
     transcript = write_transcript(tmp_path / "t.jsonl", [
-        ("user", "Raise the webhook signature max age."), ("assistant", RESULT)],
+        ("user", REQUEST), ("assistant", RESULT)],
         cwd=str(project))
     assert served.hook("Stop", stop_payload(transcript, cwd=str(project))) == {}
     capture = wait_for(lambda: served.json("list")["results"])[0]["id"]
@@ -83,7 +88,7 @@ def test_both_kinds_of_pair_are_listed_by_review_list_mcp_the_viewer_and_the_sta
     assert {memories["newer"]["record_id"], memories["older"]["record_id"]} == {scene.dan,
                                                                                 scene.eve}
     shown = served.cli("review").stdout
-    assert f"older {DECISIONS}:3: Signature max age: 300 seconds." in shown
+    assert f"older {DECISIONS}:3: Signature max age: 300 seconds\n" in shown
     assert "2 waiting" in shown
 
     listed = {h["id"] for h in served.json("list", "--status", "conflicted")["results"]}
@@ -99,9 +104,9 @@ def test_both_kinds_of_pair_are_listed_by_review_list_mcp_the_viewer_and_the_sta
 
     state = served.hook("SessionStart", {"session_id": "s9", "source": "startup"})
     text = state["hookSpecificOutput"]["additionalContext"]
-    assert (f'"{RESULT}" ({scene.capture}' in text
-            and f'vs "Signature max age: 300 seconds." ({DECISIONS}:3)' in text)
-    assert "vs \"Dan owns the payments service.\"" in text
+    assert (f'"{STATED}" ({scene.capture}' in text
+            and f'vs "Signature max age: 300 seconds" ({DECISIONS}:3)' in text)
+    assert "vs \"Dan owns the payments service\"" in text
 
 
 @pytest.mark.slow
@@ -146,7 +151,7 @@ def test_accepting_the_memory_over_the_document_settles_it_and_leaves_the_file(
     # The state no longer offers the file's old value as a current decision beside it.
     state = served.hook("SessionStart", {"session_id": "s9", "source": "startup"})
     text = state["hookSpecificOutput"]["additionalContext"]
-    assert f"({DECISIONS}:3)" not in text and f'"{RESULT}" ({scene.capture}' in text
+    assert f"({DECISIONS}:3)" not in text and f'"{STATED}" ({scene.capture}' in text
     served.restart()
     wait_for(lambda: served.json("status")["workspace"]["ready"], timeout=60)
     assert scene.status(scene.capture) == "current"

@@ -291,7 +291,8 @@ def test_the_record_page_shows_the_chain_and_what_replaced_it(served: Served,
     assert f'id="replaced-by" href="/{viewer.token}/record/{new}"' in body
     chain = body.split('id="chains"')[1].split("</section>")[0]
     assert chain.index("requests") < chain.index("httpx")  # oldest first
-    assert "supersedes by <strong>httpx</strong>" in chain and "correction_cue" in chain
+    # "instead of requests" names the older value: a transition
+    assert "supersedes by <strong>httpx</strong>" in chain and "(transition, " in chain
     assert "0.95" in chain
     newer = viewer.get(f"/record/{new}").body
     assert "this supersedes" in newer and old in newer
@@ -381,7 +382,7 @@ def test_list_takes_the_timeline_filters(served: Served) -> None:
 def test_each_status_filter_lists_exactly_the_records_of_that_status(served: Served) -> None:
     """The list filter's SQL and the status every hit carries say the same."""
     add(served, "The gateway uses requests for HTTP calls. Gateway retry attempts: 2.")
-    add(served, "Gateway retry attempts: 3.")  # partly supersedes the first
+    add(served, "Gateway retry attempts: now 3.")  # partly supersedes the first (a cue)
     add(served, "The billing job uses cron for scheduling.")
     add(served, "The billing job uses Airflow instead of cron for scheduling.")
     add(served, "Dan owns the payments service. Eve owns the payments service.")

@@ -382,6 +382,8 @@ def _subject(local: str, v: Value) -> str:
 def _rule_type(rc: Claim) -> str:
     typed = find_values(rc.value)
     if len(typed) == 1 and typed[0].end - typed[0].start >= len(rc.value.strip()) - 1:
+        if typed[0].type == "number" and rc.predicate == "version":
+            return "version"  # "We pin Django to 4.2": "4.2" alone reads as a number
         return typed[0].type
     return _RULE_TYPES.get(rc.predicate, rc.predicate)
 

@@ -217,8 +217,12 @@ _TIE_ORDER: Final = (PERMANENT, IDENTITY, LOCATION, EMPLOYMENT, RELATIONSHIP, SY
                      PREFERENCE, PROJECT, EPISODIC)
 
 
+def _predicate_kind(predicate: str) -> str:
+    return predicate.split(":", 1)[0]
+
+
 def _predicate_category(predicate: str) -> str:
-    return _BY_PREDICATE.get(predicate.split(":", 1)[0], PROJECT)
+    return _BY_PREDICATE.get(_predicate_kind(predicate), PROJECT)
 
 
 def _majority(categories: Sequence[str], rates: StalenessConfig | None = None) -> str:
@@ -252,6 +256,11 @@ def classify(text: str, kind: str = "note", predicates: Sequence[str] = (),
     if personal:
         return _majority(personal)
     if predicates:
+        # A value alone (a name, a number) says nothing of how long it holds: "User debugged
+        # a LangGraph memory issue today" is an episode, whatever it names.
+        if not any(_predicate_kind(p) in _BY_PREDICATE for p in predicates) \
+                and text_category(text) == EPISODIC:
+            return EPISODIC
         return _majority([_predicate_category(p) for p in predicates])
     if kind in _EPISODE_KINDS:
         return EPISODIC

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from . import cues
-from .sentences import split_sentences
+from .sentences import frontmatter_end, split_sentences
 
 REQUEST_LABELS: Final = ("Request", "User prompt")
 BELIEF_LABELS: Final = ("Result", "Compact summary")
@@ -60,7 +60,9 @@ def sections(text: str, kind: str) -> Sections:
     if not marks:
         if kind == "prompt":
             return Sections([], [(0, len(text))])
-        return Sections([(0, len(text))], [])
+        # A document's YAML frontmatter (``supersedes:``, ``status:``) is metadata, not a
+        # statement: explicit links come from it (``relations.explicit_relations``).
+        return Sections([(frontmatter_end(text), len(text))], [])
     belief: list[tuple[int, int]] = []
     request: list[tuple[int, int]] = []
     if marks[0].start() > 0 and text[:marks[0].start()].strip():

@@ -249,7 +249,7 @@ def _leftover_name(inner: str, v: Value) -> str:
 
 
 def _version_word_near(text: str, start: int) -> bool:
-    return re.search(r"\b(?:version|release|v|pinned?|upgrade[sd]?|bump(?:ed)?)\b",
+    return re.search(r"\b(?:version|release|v|pin(?:s|ned)?|upgrade[sd]?|bump(?:ed)?)\b",
                      text[max(0, start - 40):start], _I) is not None
 
 

@@ -80,7 +80,9 @@ COMMON_WORDS: Final = frozenset(
     monorepo repo repos repository branch branches commit commits tag tags merge release
     releases ticket tickets sprint meeting standup summary overview status update done
     good great thanks ok okay sure yes no hi hello hey please sorry cool nice
-    p50 p75 p90 p95 p99 p999 latency throughput rerun""".split())
+    p50 p75 p90 p95 p99 p999 latency throughput rerun
+    policy policies strategy strategies guideline guidelines convention conventions standard
+    standards approach approaches design decision decisions procedure procedures""".split())
 
 # Development tools and services, lowercase; multi-word names as they are written.
 CURATED_TOOLS: Final = frozenset(

@@ -174,16 +174,20 @@ def admit(hits: Sequence[Hit], prompt: str, limits: Limits = Limits()) -> list[H
 
 def adding(hits: Sequence[Hit], gain: float) -> list[Hit]:
     """The first hit, then each whose stated (not asked) terms hold at least ``gain`` of the
-    prompt's weight in terms no hit before it held (``Passage.terms``)."""
+    prompt's weight in terms no hit before it held (``Passage.terms``), or that is the other
+    side of a review waiting on a hit before it: two records disagreeing on one thing are
+    two answers, not the same one twice, and the agent must see both."""
     out: list[Hit] = []
     covered: set[str] = set()
+    disputed: set[str] = set()
     for hit in hits:
         terms = _stated(hit)
         new = sum(w for t, w in terms.items() if t not in covered)
-        if out and new < gain:
+        if out and new < gain and not disputed.intersection(hit.reviews):
             continue
         out.append(hit)
         covered.update(terms)
+        disputed.update(hit.reviews)
     return out
 
 
