@@ -39,7 +39,9 @@ from .values import (
     CODE,
     HANDLE,
     NAME,
+    NUMBER,
     PATH,
+    VERSION,
     Value,
     compatible,
     find_values,
@@ -354,6 +356,8 @@ def _subject(local: str, v: Value) -> str:
 def _rule_type(rc: Claim) -> str:
     typed = find_values(rc.value)
     if len(typed) == 1 and typed[0].end - typed[0].start >= len(rc.value.strip()) - 1:
+        if typed[0].type == NUMBER and rc.predicate == VERSION:
+            return VERSION  # "3.11" alone reads as a number; the rule read a version
         return typed[0].type
     return _RULE_TYPES.get(rc.predicate, rc.predicate)
 
