@@ -173,7 +173,7 @@ def test_a_clock_that_ran_fast_does_not_reverse_newer(project: Path) -> None:
     conn.close()
     start_daemon(project)
     try:
-        second = run_json(project, "add", "Connection pool size: 20.")["id"]
+        second = run_json(project, "add", "Connection pool size: now 20.")["id"]
         assert run_json(project, "get", second)["status"] == "current"
         old = run_json(project, "get", first)
         assert old["status"] == "superseded" and old["superseded_by"] == second

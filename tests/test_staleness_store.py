@@ -148,8 +148,10 @@ def test_every_memory_hit_carries_its_staleness(mem: Memory) -> None:
 
 def test_the_injection_reader_leaves_expired_records_out(mem: Memory) -> None:
     old = [mem.add(f"Debugged the gateway retry bug number {i} today", 60) for i in range(8)]
-    current = mem.add("The gateway retry attempts setting is 3; the runbook holds the rest of "
-                      "the gateway configuration notes for operators.", 1)
+    # no setting stated: a claim's fields would rank it above the debugging notes, and this
+    # test needs them first (an expired record taking the top slot unless paged past)
+    current = mem.add("The gateway retry runbook holds the rest of the gateway configuration "
+                      "notes for operators.", 1)
     inject = Reader(memory=mem.store, wait_visible=mem.writer.wait_visible, hide_expired=True)
     query = "debugged gateway retry bug today"
     plain = mem.reader.search(SearchRequest(query, top_k=1, now=T0))

@@ -103,7 +103,7 @@ def test_newer_means_written_later_when_the_wall_clock_steps_back(project: Path)
     try:
         first = run.add("Connection pool size: 10.")
         wall.now = T0  # corrected: the wall clock steps back
-        second = run.add("Connection pool size: 20.")
+        second = run.add("Connection pool size: now 20.")  # a change: it supersedes
         assert run.status(first) == "superseded"
         assert run.status(second) == "current"
         rows = run.store.get_rows([first, second])
@@ -113,7 +113,7 @@ def test_newer_means_written_later_when_the_wall_clock_steps_back(project: Path)
     # After a restart the clock starts past the newest stored stamp, the wall still behind.
     run = Running(project, wall=SteppedWall(T0 + 1))
     try:
-        third = run.add("Connection pool size: 30.")
+        third = run.add("Connection pool size: now 30.")
         assert run.status(second) == "superseded"
         assert run.status(third) == "current"
     finally:
@@ -127,7 +127,7 @@ def test_an_explicit_time_is_kept_and_observed_but_not_one_far_ahead(project: Pa
     try:
         imported = run.add("Cache TTL seconds: 60.", created_at=T0 + 120)
         assert run.store.get_rows([imported])[imported]["created_at"] == T0 + 120
-        later = run.add("Cache TTL seconds: 90.")  # stamped after the import it observed
+        later = run.add("Cache TTL seconds: now 90.")  # stamped after the import it observed
         assert run.status(imported) == "superseded" and run.status(later) == "current"
         try:
             run.add("Cache TTL seconds: 5.", created_at=T0 + 10 * 86_400)

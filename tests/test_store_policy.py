@@ -23,7 +23,7 @@ from lintaid.writer import Writer
 
 SENTENCES = [
     "Gateway timeout retry attempts: 5.",
-    "Gateway timeout retry attempts: 2.",
+    "Gateway timeout retry attempts: now 2.",
     "retry_limit: 3",
     "retry_limit = 5",
     "We use Redis for session storage.",
@@ -97,7 +97,7 @@ def test_deleting_or_editing_the_newer_record_brings_the_older_one_back(tmp_path
         assert [x["id"] for x in _hits(h.store, h.writer, q)] == [new]
         h.apply(("update", 1, "The gateway dashboard moved to Grafana."))
         assert {x["id"]: x["status"] for x in _hits(h.store, h.writer, q)}[old] == "current"
-        h.apply(("update", 1, "Gateway timeout retry attempts: 2."))
+        h.apply(("update", 1, "Gateway timeout retry attempts: now 2."))
         assert [x["id"] for x in _hits(h.store, h.writer, q)] == [new]
         h.apply(("forget", 1))
         hits = _hits(h.store, h.writer, q)
@@ -114,15 +114,17 @@ def test_fifty_superseded_near_duplicates_do_not_take_top_k_slots(tmp_path: Path
             return h.run(lambda: h.store.put(rec, "test"))[0]
 
         now = time.time()
+        # each a change of the one before (a cue: cue-less, they would only likely supersede
+        # one another, conflicted and in review); the newest retires all fifty
         for i in range(50):
-            put(f"Cache eviction policy setting: {i + 100}.", now - 10_000 + i)
-        put("Cache eviction policy setting: 7.", now)  # supersedes all fifty
+            put(f"Cache eviction policy setting: now {i + 100}.", now - 10_000 + i)
+        put("Cache eviction policy setting: now 7.", now)
         current = [put(f"Cache eviction notes {i}: the cache evicts cold keys first.", now + i)
                    for i in range(5)]
         hits = _hits(h.store, h.writer, "cache eviction policy setting", top_k=5)
         assert len(hits) == 5
         assert all(x["status"] in ("current", "conflicted") for x in hits)
-        assert "Cache eviction policy setting: 7." in [x["content"] for x in hits]
+        assert "Cache eviction policy setting: now 7." in [x["content"] for x in hits]
         assert len(set(current) & {x["id"] for x in hits}) == 4
         with_history = _hits(h.store, h.writer, "cache eviction policy setting", top_k=60,
                              history=True)
@@ -287,7 +289,7 @@ def test_a_database_from_before_migrations_is_migrated_without_loss(tmp_path: Pa
 def test_derived_state_of_other_rules_is_rebuilt_at_start(tmp_path: Path) -> None:
     h = Harness(tmp_path)
     a, _ = _put(h, "retry_limit: 3", at=100)
-    b, _ = _put(h, "retry_limit: 5", at=200)
+    b, _ = _put(h, "retry_limit: now 5", at=200)
     h.close()
     store = MemoryStore(tmp_path)
     with store.transaction():  # as if derived by older rules: wrong, and marked so
@@ -336,7 +338,9 @@ def test_rederiving_5000_records_under_a_999_variable_limit(
     try:
         with pytest.raises(sqlite3.OperationalError, match="too many SQL variables"):
             h.store.db.execute(f"SELECT 1 WHERE 1 IN ({','.join('?' * 1000)})", [1] * 1000)
-        recs = [NewRecord(content=f"Service {i % 2500} timeout seconds: {i}.", kind="note",
+        # the second half changes the first half's values, each with a cue
+        recs = [NewRecord(content=f"Service {i % 2500} timeout seconds:{' now' * (i >= 2500)}"
+                                  f" {i}.", kind="note",
                           source=f"bulk/{i}", created_at=1000.0 + i) for i in range(5000)]
 
         def put_all() -> list[str]:

@@ -127,8 +127,8 @@ def test_add_and_edit_read_long_texts_from_standard_input(served: Served) -> Non
     assert [c["value"] for c in got["claims"]] == ["4"]  # claims derived again
     hits = served.call("search", {"query": "gateway timeout retry attempts"})["results"]
     assert [h["id"] for h in hits] == [rid]
-    # the edit re-relates the chain: a note now saying 5 supersedes it
-    newer = served.call("add", {"content": "Gateway timeout retry attempts: 5."})["id"]
+    # the edit re-relates the chain: a note saying it is now 5 supersedes it
+    newer = served.call("add", {"content": "Gateway timeout retry attempts: now 5."})["id"]
     assert served.call("get", {"id": rid})["superseded_by"] == newer
     assert [e["event"] for e in served.call("history", {"id": rid})["results"]] == [
         "ADD", "UPDATE"]

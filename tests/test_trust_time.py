@@ -33,7 +33,7 @@ LEARNED_1, LEARNED_2 = T1 + DAY, T2 + 30 * DAY  # the change reached the store a
 def timeline(served: Served) -> dict[str, str]:
     two = served.call("add", {"content": "Gateway timeout retry attempts: 2.",
                               "valid_at": T1, "created_at": LEARNED_1})["id"]
-    three = served.call("add", {"content": "Gateway timeout retry attempts: 3.",
+    three = served.call("add", {"content": "Gateway timeout retry attempts: now 3.",
                                 "valid_at": T2, "created_at": LEARNED_2})["id"]
     served.call("expire", {"id": three, "at": T3})
     return {"two": two, "three": three}

@@ -45,7 +45,7 @@ def fill(served: Served, tmp_path: Path) -> dict[str, str]:
     call = served.call
     ids = {
         "two": call("add", {"content": "Gateway timeout retry attempts: 2."})["id"],
-        "three": call("add", {"content": "Gateway timeout retry attempts: 3."})["id"],
+        "three": call("add", {"content": "Gateway timeout retry attempts: now 3."})["id"],
         "redis": call("add", {"content": "We use Redis for session storage."})["id"],
         "memcached": call("add", {"content": "Use Memcached for session storage instead of "
                                              "Redis."})["id"],

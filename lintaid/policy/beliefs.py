@@ -39,7 +39,9 @@ from .values import (
     CODE,
     HANDLE,
     NAME,
+    NUMBER,
     PATH,
+    VERSION,
     Value,
     compatible,
     find_values,
@@ -382,8 +384,8 @@ def _subject(local: str, v: Value) -> str:
 def _rule_type(rc: Claim) -> str:
     typed = find_values(rc.value)
     if len(typed) == 1 and typed[0].end - typed[0].start >= len(rc.value.strip()) - 1:
-        if typed[0].type == "number" and rc.predicate == "version":
-            return "version"  # "We pin Django to 4.2": "4.2" alone reads as a number
+        if typed[0].type == NUMBER and rc.predicate == VERSION:
+            return VERSION  # "3.11" alone reads as a number; the rule read a version
         return typed[0].type
     return _RULE_TYPES.get(rc.predicate, rc.predicate)
 

@@ -66,7 +66,7 @@ GENERIC: Final = frozenset(
     service services system systems project app application tool tools feature features
     change changes version versions number numbers amount level levels mode modes name names
     file files line lines step steps time times job jobs task tasks issue issues
-    case cases point detail details note notes idea plan status state current latest main
+    case cases point detail details note notes idea plan status state current latest main user
     general basic simple standard normal proper right correct actual real
     start bring come follow run pick handle show give call read write send take open
     close check try mean help add fix need want allow support provid includ contain creat

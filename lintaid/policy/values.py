@@ -377,6 +377,8 @@ def _find_values(text: str) -> tuple[Value, ...]:
             continue
         if _is_date_or_time(text, m.start(), m.end()):
             continue
+        if _LABEL_BEFORE.search(text, max(0, m.start() - 8), m.start()):
+            continue  # "bug number 3", "No. 4": which one, not a value it is set to
         noun = _COUNT_NOUN.match(text, m.end())
         unit = ""
         if noun and noun.group(1).lower() not in _NOT_A_COUNT_NOUN:
@@ -480,6 +482,9 @@ def _looks_like_key(text: str, end: int) -> bool:
 
 
 _DATE_AROUND = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}(?::\d{2})?")
+
+
+_LABEL_BEFORE = re.compile(r"\b(?:number|no\.)\s+$", re.IGNORECASE)
 
 
 def _is_date_or_time(text: str, start: int, end: int) -> bool:
