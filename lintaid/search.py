@@ -491,10 +491,11 @@ class Reader:
         out = []
         # Current hits are weighed on what they still say in either mode (so a history query
         # ranks them as the plain one does), retired ones on their whole text.
-        terms = Terms(index, searcher, "content", words)
+        without = _unasked(req, index)
+        terms = Terms(index, searcher, "content", words, without)
         relevance = terms.relevance("id", [rid for rid, _, old in ranked if not old])
         if history:
-            relevance.update(Terms(index, searcher, "content_all", words).relevance(
+            relevance.update(Terms(index, searcher, "content_all", words, without).relevance(
                 "id", [rid for rid, _, old in ranked if old]))
         for rid, score, historical in sorted(ranked, key=lambda r: _tie_order(
                 r[0], r[1], r[2], hydrated)):
@@ -530,7 +531,7 @@ class Reader:
         if req.as_of is not None:
             clauses.append(("must", index.int_range("created_at", None, millis(req.as_of))))
         searcher = index.searcher()
-        terms = Terms(index, searcher, "content_all", words)
+        terms = Terms(index, searcher, "content_all", words, _unasked(req, index))
         built = boolean(clauses)
         out: list[Hit] = []
         dropped = offset = 0
@@ -665,6 +666,12 @@ class Reader:
             return False
         row = self.memory.get_rows([record_id]).get(record_id)
         return row is not None and row["created_at"] > when
+
+
+def _unasked(req: SearchRequest, index: TantivyIndex) -> Any:
+    """The stored prompts, when the request leaves them out (what relevance must not weigh)."""
+    return index.term("kind", models.PROMPT) if models.PROMPT in kind_filter(req.kind)[1] \
+        else None
 
 
 def _scope(req: SearchRequest, index: TantivyIndex) -> list[tuple[str, Any]]:

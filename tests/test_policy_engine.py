@@ -10,8 +10,7 @@ JAN, FEB, JUN = 1767225600.0, 1769904000.0, 1780272000.0
 
 # A turn as the capture hooks write it (``capture.record.turn_record``).
 CAPTURE = ("Request: how should we store sessions\n"
-           "Result: We use Redis for session storage. Added a health check endpoint in "
-           "src/app.py.")
+           "Result: We use Redis for session storage. Sessions expire after 30 minutes.")
 SWITCH = "We switched to Memcached for session storage instead of Redis."
 
 
@@ -26,7 +25,7 @@ def test_capture_record_keeps_its_other_content_visible() -> None:
     [old_claim] = [c for c in d.claims(["old"]) if c.value == "redis"]
     assert old_claim.subject == "session storage"
     assert d.claim_state[old_claim.claim_id].status == "superseded"
-    # the health check it added is still what it says
+    # the session lifetime it states is still what it says
     others = [c for c in d.claims(["old"]) if c is not old_claim]
     assert others and all(d.claim_state[c.claim_id].status == "current" for c in others)
     assert d.claim_state[old_claim.claim_id].superseded_by_record == "new"

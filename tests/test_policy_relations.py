@@ -131,14 +131,14 @@ def test_different_scopes_never_meet() -> None:
 
 
 def test_decimal_versions() -> None:
-    a = ref("a", "user: version: 1.5", JAN, kind="memory")
-    b = ref("b", "user: version: 2.0", FEB, kind="memory")
+    a = ref("a", "user: api version: 1.5", JAN, kind="memory")
+    b = ref("b", "user: api version: 2.0", FEB, kind="memory")
     assert (a.value, b.value) == ("1.5", "2.0")
     # Said later, without saying it changed: likely the newer holds; the older waits in review.
     rels = relate_all([a, b])
     assert kinds(rels) == [(SUPERSEDES, "b::c1", "a::c1", 0.8, "newer_unmarked")]
     assert statuses(rels, "a::c1", "b::c1") == ["conflicted", "current"]
-    bumped = ref("b", "user: version: bumped to 2.0", FEB, kind="memory")
+    bumped = ref("b", "user: api version: bumped to 2.0", FEB, kind="memory")
     assert bumped.value == "2.0"
     assert statuses(relate_all([a, bumped]), "a::c1", "b::c1") == ["superseded", "current"]
 

@@ -207,15 +207,22 @@ class Terms:
     """
 
     def __init__(self, index: TantivyIndex, searcher: tantivy.Searcher, field: str,
-                 words: list[str]) -> None:
+                 words: list[str], without: tantivy.Query | None = None) -> None:
+        """``without``: documents the weights leave out (stored prompts, which a search
+        leaves out too: a person's own questions, asked again and again, must not make
+        their words weigh as if memory held them)."""
         self.index, self.searcher, self.field, self.words = index, searcher, field, words
-        total = max(1, int(searcher.num_docs))
+        total = max(1, int(searcher.num_docs) - (_count(searcher, without) if without else 0))
         self.idf: dict[str, float] = {}
         held: dict[str, float] = {}  # the terms some document holds
         for word in words:
             for stem in stems(word):
                 if stem not in self.idf:
                     df = int(searcher.doc_freq(field, stem))
+                    if without is not None and df:
+                        df -= _count(searcher, boolean([
+                            ("must", tantivy.Query.term_query(index.schema, field, stem)),
+                            ("must", without)]))
                     self.idf[stem] = math.log(1 + (total - df + 0.5) / (df + 0.5))
                     if df:
                         held[stem] = self.idf[stem]
@@ -259,6 +266,11 @@ class Terms:
             return {}
         held = set(stems(text))
         return {stem: w / self.total for stem, w in self.idf.items() if stem in held}
+
+
+def _count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
+    result: Any = searcher.search(query, limit=1, count=True)
+    return int(result.count)
 
 
 def const_score(query: tantivy.Query, score: float) -> tantivy.Query:
