@@ -121,8 +121,10 @@ class HookDispatcher:
         block = self.inject(ev) if inject and ev.inject else None
         output = client.output(ev, block.text if block else None)
         records = self.records(client, ev)
-        if any(open_turn(rec) for rec in records) and ev.transcript_path:
-            self.read_again_later(client, ev)
+        if ev.capture == CAPTURE_TURN and not ev.skip and ev.transcript_path and (
+                any(open_turn(rec) for rec in records)
+                or not any(rec.kind == "capture" for rec in records)):
+            self.read_again_later(client, ev)  # the log holds no whole turn yet
         noted = None
         if block is not None:
             kind = ledger.START if ev.session_start and not ev.prompt else ledger.PROMPT
@@ -133,9 +135,10 @@ class HookDispatcher:
 
     # -- capture -----------------------------------------------------------------------------
     def read_again_later(self, client: AgentClient, ev: HookEvent, attempt: int = 0) -> None:
-        """A turn's Stop found its transcript without the reply yet (a client that writes
-        its log after running the hook): read it again a little later, a few times, as a
-        catch-up that completes the turn already held (``completes``)."""
+        """A turn's Stop found its transcript without the turn or without its reply yet (a
+        client that writes its log after running the hook): read it again a little later, a
+        few times, as a catch-up that adds the turn or completes the one already held
+        (``completes``)."""
         if attempt >= len(REREAD_AFTER_S):
             return
         again = dataclasses.replace(ev, capture=CAPTURE_SESSION, prompt=None, inject=False)

@@ -119,3 +119,23 @@ def test_a_stop_that_finds_no_reply_yet_reads_the_log_again(served: Served) -> N
         time.sleep(0.1)
     assert len(whole()) == 1
     assert len(served.call("list", {"kind": "capture"})["results"]) == 1
+
+
+def test_a_stop_that_finds_no_turn_yet_captures_it_once_the_log_holds_it(
+        served: Served) -> None:
+    cwd = str(served.root)
+    events = copilot_events(cwd)
+    path = write_jsonl(served.root.parent / "events.jsonl", events[:4])  # the first Q and A
+    path.write_text("")  # nothing written yet when the Stop hook runs
+    served.hook("Stop", copilot_payload("Stop", cwd, path), provider="copilot")
+    assert served.call("list", {"kind": "capture"})["results"] == []
+    write_jsonl(path, events)
+
+    def captured() -> list:
+        return served.call("list", {"kind": "capture"})["results"]
+
+    deadline = time.monotonic() + 30
+    while not captured() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    [turn] = captured()
+    assert f"Result: {FINAL_RESULT}" in turn["content"]
