@@ -88,7 +88,7 @@ def test_two_sessions_capture_once_recall_and_never_echo(
             [asked] = [r for r in fake.turns(rc.ASKED) if r.tool_results == 0]
             text = asked.text
             assert re.search(r"SessionStart hook additional context: Project state \(lintaid\)"
-                             rf"[^\"]*{turn.id}", text), text[:4000]
+                             rf"(?:[^\"\\]|\\.)*{turn.id}", text), text[:4000]
             assert re.search(rf"Recalled for this prompt \(lintaid\)(?:[^\"\\]|\\.)*{turn.id}", text), \
                 text[:4000]
             # The MCP server connected and the search tool round-tripped.
