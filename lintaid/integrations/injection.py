@@ -152,7 +152,7 @@ def excerpt(hit: Hit, *, seen: set[str] | None = None,
     text = mask(hit.content, retired) if not hit.historical else hit.content
     sts = [st for st in statements(text) if not st.listing]
     if not sts:
-        return Excerpt(notes=_superseded_notes(hit.claims)[:MAX_NOTES])
+        return Excerpt(notes=_superseded_notes(hit.claims, hit.id)[:MAX_NOTES])
     chosen = _chosen(sts, hit)[:statements_max]
     order = {st.start: n for n, st in enumerate(sts)}
     if chosen and all(st.part == "request" for st in chosen):
@@ -167,7 +167,7 @@ def excerpt(hit: Hit, *, seen: set[str] | None = None,
             picked[sts[follow].start] = sts[follow]
     conflicted = _spans(hit.claims, models.CONFLICTED)
     judged = _spans(hit.claims, models.CURRENT) + conflicted
-    out = Excerpt(notes=_superseded_notes(hit.claims)[:MAX_NOTES])
+    out = Excerpt(notes=_superseded_notes(hit.claims, hit.id)[:MAX_NOTES])
     said = set(seen or ())
     part = BODY
     for st in sorted(picked.values(), key=lambda s: s.start):
@@ -233,12 +233,13 @@ def _overlaps(st: TextStatement, spans: list[tuple[int, int]]) -> bool:
 VALUE_PREDICATE: Final = "value"
 
 
-def _superseded_notes(claims: Sequence[Claim]) -> list[str]:
+def _superseded_notes(claims: Sequence[Claim], own_id: str = "") -> list[str]:
     """One note per retired claim: what it was about, its replacing value, and the record or
-    decision document (a path) that replaced it."""
+    decision document (a path) that replaced it. A claim its own record retired (what the
+    turn's request said, settled by its result) needs no note: the record says it."""
     notes: dict[str, None] = {}
     for claim in claims:
-        if claim.status != models.SUPERSEDED:
+        if claim.status != models.SUPERSEDED or (own_id and claim.superseded_by == own_id):
             continue
         # "artifact bucket", not "artifact bucket value": a setting's value is what it is
         predicate = "" if claim.predicate == VALUE_PREDICATE else claim.predicate
@@ -501,7 +502,7 @@ def _outcome_line(hit: Hit, decisions: Sequence[Statement] = ()) -> str:
     if not pieces:
         return ""
     body = cap_bytes(" | ".join(pieces), MAX_OUTCOME_BYTES)
-    tail = "".join(f" ({note})" for note in _superseded_notes(hit.claims)[:2])
+    tail = "".join(f" ({note})" for note in _superseded_notes(hit.claims, hit.id)[:2])
     tail += "".join(f" [CONTRADICTS a current decision: {_subject(d) or d.subject} is "
                     f"{_quote(d.value)} ({_where(d)}); verify which holds]"
                     for d in _contradicted(hit, decisions)[:1])

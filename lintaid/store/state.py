@@ -102,8 +102,10 @@ def retired_since(conn: sqlite3.Connection, live: Live, since: float, *,
            " LEFT JOIN claims n ON n.claim_id = s.superseded_by_claim"
            f" WHERE {live.cond('ln')} AND {new_created} >= ? AND {live.cond('lo')}"
            f" AND s.status = ? ORDER BY {new_created} DESC, o.record_id, o.n LIMIT ?")
+    # What a turn's own request said, settled by its result, is no change to report.
     return [dict(r) for r in conn.execute(
-        sql, [*live.params, since, *live.params, SUPERSEDED, limit])]
+        sql, [*live.params, since, *live.params, SUPERSEDED, limit])
+        if r["o_record_id"] != r["new_record"]]
 
 
 def bare_records_retired_since(conn: sqlite3.Connection, live: Live, since: float, *,
