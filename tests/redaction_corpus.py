@@ -186,6 +186,8 @@ SECRETS: list[Case] = [
      ["ya29.a0AfH6SMBfakeFAKEfake0123456789"], ["refresh gave", "back"]),
     ("vault token", "VAULT_TOKEN is hvs.CAESIFAKEfakeFAKEfake0123456789abc now",
      ["hvs.CAESIFAKEfakeFAKEfake0123456789abc"], ["VAULT_TOKEN is", "now"]),
+    ("pagerduty routing key", "PAGERDUTY_ROUTING_KEY=R0fake1FAKE2ROUTE3key4ABC set",
+     ["R0fake1FAKE2ROUTE3key4ABC"], ["PAGERDUTY_ROUTING_KEY=", " set"]),
     ("discord webhook",
      "post to https://discord.com/api/webhooks/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz0123 ok",
      ["123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz0123"],

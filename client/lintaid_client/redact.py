@@ -167,7 +167,7 @@ _KEY_QUALIFIERS = frozenset(
     "api access secret private signing sign encryption encrypt master account app application "
     "consumer client auth session service storage deploy ssh gpg pgp license licence sas "
     "subscription admin webhook hmac jwt crypto shared root server partner write ingest live "
-    "test".split()
+    "test routing integration".split()
 )
 # Last words that make the name a reference, a setting or a count, not the secret itself.
 _NOT_SECRET_LAST = frozenset(
