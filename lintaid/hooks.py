@@ -67,8 +67,7 @@ class RecordWrites(Protocol):
     def held_request(self, user_id: str, session_id: str | None,
                      request_hash: str | None) -> tuple[str, str, bool] | None: ...
 
-    def update(self, record_id: str, user_id: str, content: str, actor: str,
-               metadata: dict[str, Any] | None = None) -> None: ...
+    def complete_turn(self, record_id: str, rec: NewRecord, actor: str) -> None: ...
 
 
 class Submit(Protocol):
@@ -182,7 +181,7 @@ class HookDispatcher:
                     if not forgotten and completes(content, rec.content):
                         # Its Stop read the log before the client wrote the reply (a client
                         # that flushes late): the same turn, now whole.
-                        writes.update(rid, rec.user_id, rec.content, f"hook:{rec.provider}")
+                        writes.complete_turn(rid, rec, f"hook:{rec.provider}")
                         ids.append(rid)
                     continue  # the session holds this turn already: nothing to add
                 ids.append(writes.put(rec, actor=f"hook:{rec.provider}")[0])

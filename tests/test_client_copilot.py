@@ -86,15 +86,16 @@ def test_a_reply_written_after_stop_completes_the_same_turn_at_session_end(
     reading the log again, completes that same record instead of adding a second one."""
     cwd = str(served.root)
     events = copilot_events(cwd)
-    path = write_jsonl(served.root.parent / "events.jsonl", events[:-2])  # no final reply
+    path = write_jsonl(served.root.parent / "events.jsonl", events[:5])  # the request only
     served.hook("Stop", copilot_payload("Stop", cwd, path), provider="copilot")
     [early] = served.call("list", {"kind": "capture"})["results"]
-    assert "Result:" not in early["content"]
+    assert "Result:" not in early["content"] and early["tools"] == []
     write_jsonl(path, events)  # the reply, written late
     served.hook("SessionEnd", copilot_payload("SessionEnd", cwd, path), provider="copilot")
     [whole] = served.call("list", {"kind": "capture"})["results"]
     assert whole["id"] == early["id"]
     assert f"Result: {FINAL_RESULT}" in whole["content"]
+    assert whole["tools"] == ["view", "edit", "create"]  # what the late reply's turn used
     # Read once more, the whole turn stays as it is: one record, one result.
     served.hook("SessionEnd", copilot_payload("SessionEnd", cwd, path), provider="copilot")
     [again] = served.call("list", {"kind": "capture"})["results"]

@@ -485,6 +485,16 @@ class MemoryStore:
         self.audit(actor, "update", record_id, row["user_id"], row["content"], content)
         self.mark_dirty([record_id])
 
+    def complete_turn(self, record_id: str, rec: NewRecord, actor: str) -> None:
+        """Writer thread: a held turn read again, now whole (its reply, the tools it used and
+        the files it touched); the record keeps its id and time."""
+        whole = redacted(rec)
+        self.update(record_id, whole.user_id, whole.content, actor)
+        self._write.execute(
+            "UPDATE records SET paths = ?, tools = ?, file_hashes = ? WHERE id = ?",
+            (json.dumps(whole.paths), json.dumps(whole.tools), json.dumps(whole.file_hashes),
+             record_id))
+
     def forget(self, record_id: str, user_id: str, reason: str | None, actor: str,
                op: str = "forget") -> None:
         row = self._require_visible(record_id, user_id)
