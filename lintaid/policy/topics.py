@@ -293,21 +293,21 @@ def shape(topic: tuple[tuple[str, float], ...]) -> Shape:
     return Shape(terms, strong, _norm(terms), groups, ids, near, _norm(near))
 
 
+def _cosine(a: Mapping[str, float], norm_a: float, b: Mapping[str, float], norm_b: float) -> float:
+    if not a or not b:
+        return 0.0
+    x, y = (a, b) if len(a) <= len(b) else (b, a)
+    dot = sum(w * y[t] for t, w in x.items() if t in y)
+    return dot / (norm_a * norm_b) if dot else 0.0
+
+
 def near_similarity(a: Shape, b: Shape) -> float:
     """``similarity`` of the terms said near each value only."""
-    if not a.near or not b.near:
-        return 0.0
-    x, y = (a.near, b.near) if len(a.near) <= len(b.near) else (b.near, a.near)
-    dot = sum(w * y[t] for t, w in x.items() if t in y)
-    return dot / (a.near_norm * b.near_norm) if dot else 0.0
+    return _cosine(a.near, a.near_norm, b.near, b.near_norm)
 
 
 def shaped_similarity(a: Shape, b: Shape) -> float:
-    if not a.terms or not b.terms:
-        return 0.0
-    x, y = (a.terms, b.terms) if len(a.terms) <= len(b.terms) else (b.terms, a.terms)
-    dot = sum(w * y[t] for t, w in x.items() if t in y)
-    return dot / (a.norm * b.norm) if dot else 0.0
+    return _cosine(a.terms, a.norm, b.terms, b.norm)
 
 
 def shaped_contrasting(a: Shape, b: Shape) -> bool:
