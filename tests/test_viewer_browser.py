@@ -137,7 +137,7 @@ def test_a_person_reads_and_changes_memory_in_the_browser(browser: Any, scene: v
     expect(page.locator("h1")).to_contain_text("Switch the gateway's HTTP client to httpx")
     chain = page.locator("#chains")
     expect(chain).to_contain_text("requests")
-    expect(chain).to_contain_text("supersedes by httpx (correction_cue, confidence 0.95)")
+    expect(chain).to_contain_text("supersedes by httpx (transition, confidence 0.95)")
     expect(page.locator("#provenance")).to_contain_text("claude-code")
     expect(page.locator("#provenance")).to_contain_text("the current revision")
     expect(page.locator("#files")).to_contain_text("gateway/client.py changed since capture")
@@ -157,8 +157,8 @@ def test_a_person_reads_and_changes_memory_in_the_browser(browser: Any, scene: v
 
     # Conflicts and status.
     page.click("nav >> text=Conflicts & review")
-    expect(page.locator(".conflict")).to_contain_text("Dan owns the payments service.")
-    expect(page.locator(".conflict")).to_contain_text("Eve owns the payments service.")
+    expect(page.locator(".conflict")).to_contain_text("Dan owns the payments service")
+    expect(page.locator(".conflict")).to_contain_text("Eve owns the payments service")
     shot("conflicts")
     # The status page at 1280x900, with an agent client installed (its long paths listed):
     # every card keeps its content inside it.
