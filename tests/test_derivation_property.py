@@ -36,8 +36,9 @@ from lintaid.store.workspace import WorkspaceStore
 from lintaid.workspace.service import file_update
 from lintaid_client import protocol
 
-# 60 random histories per property and run (not derandomized: each CI run draws new ones).
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=False,
+# 30 random histories per property and run (not derandomized: each CI run draws new ones,
+# so the properties meet new histories run after run at a fixed cost to the suite).
+SETTINGS = settings(max_examples=30, deadline=None, derandomize=False,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 TABLES = {
     "claims": "SELECT * FROM claims",

@@ -711,6 +711,8 @@ def _inspector(root: Path, *options: str) -> subprocess.CompletedProcess[str]:
     return proc
 
 
+# The MCP Inspector is an npm client like the agent clients: it runs in their CI step.
+@pytest.mark.real_client
 @pytest.mark.timeout(420)
 def test_inspector_cli(daemon: Path) -> None:
     listed = _inspector(daemon, "--method", "tools/list")
