@@ -27,6 +27,7 @@ from tests.test_team import (  # noqa: F401  (fixtures)
     add,
     add_member,
     clones,
+    delivered,
     doctor,
     holds,
     pair,
@@ -228,6 +229,9 @@ def test_a_teammates_decisions_reach_shared_records_only_and_never_close_a_cycle
     space = (status["team"], status["repo_key"])
     # A link back over the explicit order closes a cycle: refused.
     alice.call("supersede", {"old_id": older, "new_id": newer})
+    # the explicit order is on the server before Mallory's link (bob's view alone could come
+    # from the inferred relation, and her link would then reach him first)
+    wait_for(lambda: delivered(alice), WAIT)
     wait_for(lambda: holds(bob, older)["status"] == "superseded", WAIT)
     write(mallory, space, kind="link", record_id=newer, other_id=older)
     write(mallory, space, kind="forget", record_id=older,

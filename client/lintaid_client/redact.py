@@ -765,9 +765,22 @@ def _prose_pass() -> Callable[[str], str]:
 
 # -- the API ---------------------------------------------------------------------------------
 def redact(text: str) -> str:
-    """Return ``text`` with every credential replaced by a marker (``text`` itself if none)."""
+    """Return ``text`` with every credential replaced by a marker (``text`` itself if none).
+
+    A redaction can take away the context that made a neighbour look harmless (the call's
+    parenthesis before ``password=getpass_bytes``), so text that changed is read again until
+    nothing more goes: redacting redacted text changes nothing."""
     if not text or not isinstance(text, str):
         return text
+    out = _redact_once(text)
+    for _ in range(3):
+        if out == text:
+            break
+        text, out = out, _redact_once(out)
+    return out
+
+
+def _redact_once(text: str) -> str:
     if _compiled is None:
         _ensure_compiled()
     assert _compiled is not None
