@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-import structlog
 
+from lintaid.logs import get_logger
 from lintaid_client import paths, protocol
 from lintaid_client import spool as spool_files
 
@@ -46,7 +46,7 @@ from .store.memory import MemoryStore
 from .team.tier import TeamTier
 from .writer import Writer
 
-log = structlog.get_logger("lintaid.daemon")
+log = get_logger("lintaid.daemon")
 SWITCH_INTERVAL_S = 0.001
 
 

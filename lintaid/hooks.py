@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-import structlog
-
+from lintaid.logs import get_logger
 from lintaid_client import protocol
 from lintaid_client.redact import redact, redact_value
 
@@ -43,7 +42,7 @@ from .retrieval import admit
 from .retrieval.query import parts
 from .search import Reader, SearchRequest, StateRequest
 
-log = structlog.get_logger("lintaid.hooks")
+log = get_logger("lintaid.hooks")
 
 STARTUP = "startup"
 MAX_HASHED_FILE = 1024 * 1024

@@ -12,9 +12,9 @@ import os
 import socket
 from collections.abc import MutableMapping
 
-import structlog
+from lintaid.logs import get_logger
 
-log = structlog.get_logger("lintaid.notify")
+log = get_logger("lintaid.notify")
 
 ENV: str = "NOTIFY_SOCKET"
 

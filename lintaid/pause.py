@@ -16,11 +16,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import structlog
+from lintaid.logs import get_logger
 
 from .files import write_atomic
 
-log = structlog.get_logger("lintaid.pause")
+log = get_logger("lintaid.pause")
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import structlog
-
+from lintaid.logs import get_logger
 from lintaid_client import paths
 from lintaid_client import spool as spool_files
 
@@ -37,7 +36,7 @@ from .store.backup import newest_whole_backup
 from .store.memory import MemoryStore
 from .store.salvage import TableReport
 
-log = structlog.get_logger("lintaid.recovery")
+log = get_logger("lintaid.recovery")
 
 
 class RecoveryError(Exception):

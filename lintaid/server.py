@@ -19,16 +19,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import structlog
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
+from lintaid.logs import get_logger
 from lintaid_client import ops, protocol
 
 from .futures import settle
 from .ops import HANDLERS, Services, error_code
 
-log = structlog.get_logger("lintaid.server")
+log = get_logger("lintaid.server")
 
 SOCKET_MAX_BYTES = 64 * 1024 * 1024
 """Above this libzmq drops the message; between the protocol's limit and this, the daemon

@@ -16,14 +16,13 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-import structlog
-
+from lintaid.logs import get_logger
 from lintaid_client import protocol, spool
 from lintaid_client.redact import redact, redact_value
 
 from .ops import error_code
 
-log = structlog.get_logger("lintaid.spool")
+log = get_logger("lintaid.spool")
 POLL_SECONDS = 0.25
 MAX_BACKOFF_SECONDS = 30.0
 WAIT_SECONDS = 120.0

@@ -22,8 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-import structlog
-
+from lintaid.logs import get_logger
 from lintaid_client import protocol
 
 from .derivation import derive_memory, ensure_memory, link_documents
@@ -33,7 +32,7 @@ from .store.workspace import WorkspaceStore
 T = TypeVar("T")
 Job = tuple[Callable[[], Any], "Future[Any]", bool]  # the job, its future, whether it may be recalled
 
-log = structlog.get_logger("lintaid.writer")
+log = get_logger("lintaid.writer")
 
 
 class Writer:

@@ -9,9 +9,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-import structlog
-
 from lintaid.capture.record import NewRecord
+from lintaid.logs import capture_logs
 from lintaid.search import Reader, SearchRequest
 from lintaid.store.memory import MemoryStore
 from lintaid.writer import Writer
@@ -66,7 +65,7 @@ def test_a_row_the_index_cannot_hold_is_logged_and_skipped_never_wedging_start(
            expires_at=1e300)
     _plant(project, "mbad", "A garbled export row.", created_at="not a time")
 
-    with structlog.testing.capture_logs() as logged:
+    with capture_logs() as logged:
         again = Running(project)  # start-up replays the pending rows: it must not fail
     try:
         skipped = [e for e in logged if e["event"] == "index_row_skipped"]
@@ -144,7 +143,7 @@ def test_a_stored_stamp_far_ahead_does_not_drag_the_clock(project: Path) -> None
     run.add("The gateway listens on port 8080.")
     run.close()
     _plant(project, "mfuture", "A row from a broken clock.", created_at=T0 + 10**9)
-    with structlog.testing.capture_logs() as logged:
+    with capture_logs() as logged:
         run = Running(project, wall=SteppedWall(T0))
     try:
         assert any(e["event"] == "clock_rows_ahead" for e in logged)

@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-import structlog
 
+from lintaid.logs import capture_logs
 from lintaid.store.workspace import WorkspaceStore
 from lintaid.workspace import watcher as watcher_module
 from lintaid_client import paths
@@ -88,7 +88,7 @@ def test_restart_reindexes_exactly_what_changed_while_stopped(root: Path) -> Non
     write(root / "added.md", "# Added\n\nhazelnut added\n")
     (root / "pkg" / "mod3.py").unlink()
     os.utime(root / "pkg" / "mod4.py")  # touched, content unchanged: not re-indexed
-    with structlog.testing.capture_logs() as logs, running_workspace(root) as run:
+    with capture_logs() as logs, running_workspace(root) as run:
         summary = run.ws.last_reconcile
         assert run.paths("hazelnut") == {"pkg/mod1.py", "pkg/mod2.py", "notes.txt", "added.md"}
     assert summary["changed"] == 3 and summary["added"] == 1 and summary["removed"] == 1

@@ -25,11 +25,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
-import structlog
 import tantivy
 
 from lintaid.capture.record import NewRecord, content_fingerprint, normalize_user
 from lintaid.clock import HybridClock
+from lintaid.logs import get_logger
 from lintaid_client import models, paths
 from lintaid_client.redact import redact, redact_value
 
@@ -56,7 +56,7 @@ MISSING_KEY: Final = "acknowledged_writes_missing"  # the last report of lost WA
 MISSING_SHOWN_S: Final = 7 * 86400
 AUTHORED, TURN = "author", "turn"
 """Traits: the record has an author; it is a conversation turn (an author and a session)."""
-log = structlog.get_logger("lintaid.store")
+log = get_logger("lintaid.store")
 
 
 class StoreError(Exception):

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import structlog
 import tantivy
 
+from lintaid.logs import get_logger
 from lintaid.retrieval.query import words
 from lintaid_client import paths
 
@@ -82,7 +82,7 @@ CREATE INDEX IF NOT EXISTS file_links_candidate ON file_links(candidate);
 CREATE TABLE IF NOT EXISTS pending_index (path TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-log = structlog.get_logger("lintaid.store")
+log = get_logger("lintaid.store")
 _SHAPE: Final = hashlib.sha256((WORKSPACE_SCHEMA + DERIVED_SCHEMA).encode()).hexdigest()[:12]
 
 

@@ -17,10 +17,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import structlog
-
 from lintaid import review
 from lintaid.capture.record import LOCAL_USER, NewRecord
+from lintaid.logs import get_logger
 from lintaid.ops import error_code
 from lintaid.policy.relations import pair_id
 from lintaid.store.memory import MemoryStore, StoreError, transient
@@ -31,7 +30,7 @@ from lintaid_client.redact import redact
 from .events import Refused, decode, excerpt
 from .pg import Event, Row, event_id
 
-log = structlog.get_logger("lintaid.team")
+log = get_logger("lintaid.team")
 
 _TEXT_FIELDS: Final = ("source", "provider", "session_id", "event", "doc_type", "branch",
                        "revision", "turn_id", "request_hash")

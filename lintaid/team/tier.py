@@ -12,15 +12,14 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Final
 
-import structlog
-
+from lintaid.logs import get_logger
 from lintaid.store.memory import MemoryStore
 from lintaid_client import protocol
 
 from . import config as team_config
 from .config import TeamConfig, TeamError
 
-log = structlog.get_logger("lintaid.team")
+log = get_logger("lintaid.team")
 
 NEED_PSYCOPG: Final = ("the team tier needs psycopg: pip install 'lintaid[team]' (then "
                        "lintaid stop; the next command starts the daemon again)")

@@ -20,14 +20,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
-
+from lintaid.logs import get_logger
 from lintaid.store.memory import MemoryStore
 
 from . import apply, pg, secret
 from .config import TeamConfig
 
-log = structlog.get_logger("lintaid.team")
+log = get_logger("lintaid.team")
 
 Submit = Callable[..., "Future[Any]"]
 ONLINE, OFFLINE, REFUSED, STARTING, STOPPED = "online", "offline", "refused", "starting", "stopped"

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-import structlog
+from lintaid.logs import get_logger
 
 from ..ops import Services
 from .gate import LOOPBACK, Gate, Refusal, new_token
 from .live import Changes
 from .routes import App, Request, Response, parse_query
 
-log = structlog.get_logger("lintaid.viewer")
+log = get_logger("lintaid.viewer")
 
 MAX_FORM_BYTES: Final = 512 * 1024
 """A form larger than this is refused (413): the largest text an op takes is 256 KiB."""

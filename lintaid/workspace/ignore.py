@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-import structlog
-
+from lintaid.logs import get_logger
 from lintaid_client.paths import STATE_DIR_NAME
 
 from .secrets import is_secret_file
@@ -36,7 +35,7 @@ NON_GIT_JUNK: Final = frozenset({
 })
 GIT_TIMEOUT: Final = 60.0
 
-log = structlog.get_logger("lintaid.workspace")
+log = get_logger("lintaid.workspace")
 
 
 def max_file_bytes_from_env() -> int:

@@ -22,9 +22,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-import structlog
-
 from lintaid.derivation import DERIVED_VERSION, apply_files, rebuild_workspace
+from lintaid.logs import get_logger
 from lintaid.store.index import Terms
 from lintaid.store.memory import MemoryStore
 from lintaid.store.workspace import (
@@ -50,7 +49,7 @@ LOG_PATHS: Final = 20  # paths listed per category in a log line; counts are alw
 WAIT_S: Final = 600.0
 HASH_CHUNK: Final = 1 << 20
 
-log = structlog.get_logger("lintaid.workspace")
+log = get_logger("lintaid.workspace")
 
 
 class Workspace:

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import unquote, urlparse
 
-import structlog
+from lintaid.logs import get_logger
 
-log = structlog.get_logger("lintaid.workspace")
+log = get_logger("lintaid.workspace")
 
 VENDORED: Final = "vendored"
 LOCKFILE: Final = "lockfile"

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-import structlog
 from watchdog.events import (
     DirCreatedEvent,
     DirDeletedEvent,
@@ -44,6 +43,8 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
+
+from lintaid.logs import get_logger
 
 from .ignore import ALWAYS_EXCLUDED
 
@@ -62,7 +63,7 @@ _WANTED: Final = frozenset({"created", "modified", "deleted", "moved", "closed"}
 _LIMIT_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EMFILE, errno.ENFILE})
 _STOP: Final = object()
 
-log = structlog.get_logger("lintaid.workspace")
+log = get_logger("lintaid.workspace")
 
 
 @dataclass
