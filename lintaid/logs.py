@@ -31,16 +31,25 @@ _LEVELS = {logging.DEBUG: "debug", logging.INFO: "info", logging.WARNING: "warni
            logging.ERROR: "error"}
 
 
-def _exception(exc_info: Any) -> list[str] | None:
-    """The traceback of ``exc_info`` (an exception, True for the one being handled, or a
-    ``sys.exc_info()`` triple) as lines, or None."""
+def _exception(exc_info: Any) -> list[dict[str, Any]] | None:
+    """``exc_info`` (an exception, True for the one being handled, or a ``sys.exc_info()``
+    triple) as data: per exception in the chain, its type, message and frames (``file:line
+    name``), the innermost last. Data, not a printed traceback: a journal shows one line."""
     if exc_info is True:
         exc_info = sys.exc_info()
-    if isinstance(exc_info, BaseException):
-        exc_info = (type(exc_info), exc_info, exc_info.__traceback__)
-    if not isinstance(exc_info, tuple) or exc_info[0] is None:
+    if isinstance(exc_info, tuple):
+        exc_info = exc_info[1]
+    if not isinstance(exc_info, BaseException):
         return None
-    return "".join(traceback.format_exception(*exc_info)).rstrip().splitlines()
+    chain: list[dict[str, Any]] = []
+    err: BaseException | None = exc_info
+    while err is not None and len(chain) < 5:
+        frames = [f"{f.filename}:{f.lineno} {f.name}"
+                  for f in traceback.extract_tb(err.__traceback__)]
+        chain.append({"exc_type": type(err).__name__, "exc_value": str(err)[:2000],
+                      "frames": frames[-30:]})
+        err = err.__cause__ or (None if err.__suppress_context__ else err.__context__)
+    return chain
 
 
 def _stamp(now: float) -> str:

@@ -112,7 +112,7 @@ class StateRequest:
     branch: str | None = None
     session_id: str | None = None
     this_session: bool = False
-    decisions: int = 60
+    decisions: int = 200  # claims read, newest first; the digest keeps what its bytes hold
     changes: int = 20
     conflicts: int = 10
     notes: int = 5

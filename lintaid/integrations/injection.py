@@ -320,7 +320,11 @@ STATE_HEADER: Final = (
 )
 MAX_EVIDENCE_BYTES: Final = 240
 MAX_OUTCOME_BYTES: Final = 600
+PER_RECORD: Final = 2
 PER_SUBJECT: Final = 2
+MAX_LABEL_WORDS: Final = 3
+# Values a decision is seldom about on its own: listed after a record's names and numbers.
+_WEAK_DECISION_TYPES: Final = frozenset({"code", "path"})
 # Each section's share of the byte budget, in the order the sections are written.
 STATE_SHARES: Final = {"session": 0.35, "decisions": 0.40, "changes": 0.15,
                        "conflicts": 0.12, "verify": 0.08, "notes": 0.10, "outcomes": 0.23}
@@ -357,7 +361,7 @@ def state_block(state: ProjectState, *, where: Where, source: str | None,
         lines += [_outcome_line(h) for h in state.session_outcomes]
         sections.append(("session", "Decided and done earlier in this session (before the "
                          "compaction), newest first:", [x for x in lines if x]))
-    sections.append(("decisions", "Current decisions, newest first, grouped by subject:",
+    sections.append(("decisions", "Current decisions, newest first:",
                      _decision_lines(state.decisions, shown, said)))
     new_conflicts, old_conflicts = _split_conflicts(state.conflicts, state.since)
     if state.since is not None:
@@ -416,25 +420,40 @@ def _fill(sections: list[tuple[str, str, list[str]]], max_bytes: int) -> str | N
 
 
 def _decision_lines(statements: list[Statement], shown: set[str], said: set[str]) -> list[str]:
-    """One line per statement, grouped by subject (subjects in order of their newest
-    statement), at most PER_SUBJECT per subject; a sentence already ``said`` is left out."""
-    groups: dict[str, list[Statement]] = {}
+    """One line per memory or decision document, in the order of its newest statement: at
+    most PER_RECORD of its statements, those whose value is a name, version, number, host or
+    the like before code and paths (a digest of standing decisions reaches further back when
+    no one memory fills it); a sentence already ``said`` is left out."""
+    records: dict[str, list[Statement]] = {}
     for st in statements:
         folded = _fold(st.evidence)
         if not folded or folded in said:
             continue
         said.add(folded)
-        group = groups.setdefault(_subject(st) or folded, [])
-        if len(group) < PER_SUBJECT:
-            group.append(st)
+        records.setdefault(st.record_id, []).append(st)
     lines = []
-    for items in groups.values():
-        for st in items:
-            shown.add(st.record_id)
+    named: dict[str, int] = {}  # statements listed per subject that has a name
+    for items in records.values():
+        ranked = sorted(enumerate(items),
+                        key=lambda pair: (pair[1].predicate in _WEAK_DECISION_TYPES, pair[0]))
+        chosen: list[Statement] = []
+        for _, st in ranked:
+            subject = _subject(st).lower() if _named(_subject(st)) else ""
+            if len(chosen) == PER_RECORD or (subject and named.get(subject, 0) >= PER_SUBJECT):
+                continue
+            if subject:
+                named[subject] = named.get(subject, 0) + 1
+            chosen.append(st)
+        if not chosen:
+            continue
+        said_them = []
+        for st in chosen:
             mark = " [CONFLICTED: another statement disagrees]" \
                 if st.status == models.CONFLICTED else ""
             said_it = _statement_of(st)
-            lines.append(f"- {_label(st, said_it)}{_quote(said_it)} ({_where(st)}){mark}")
+            said_them.append(f"{_label(st, said_it)}{_quote(said_it)}{mark}")
+        shown.add(chosen[0].record_id)
+        lines.append(f"- {' · '.join(said_them)} ({_where(chosen[0])})")
     return lines
 
 
@@ -528,9 +547,16 @@ def _subject(st: Statement) -> str:
 def _label(st: Statement, quoted: str = "") -> str:
     """``subject: `` before a quoted statement, unless the statement names it already."""
     subject = _subject(st)
-    if not subject or all(word in quoted.lower() for word in subject.lower().split()):
+    if not _named(subject) or all(word in quoted.lower() for word in subject.lower().split()):
         return ""
     return f"{subject}: "
+
+
+def _named(subject: str) -> bool:
+    """A subject that names something ("cache", "http client"), not a topic's bag of words
+    ("port clash staging riverui process"), which reads as noise as a label."""
+    words = subject.lower().split()
+    return 0 < len(words) <= MAX_LABEL_WORDS and len(set(words)) == len(words)
 
 
 def _where(st: Statement) -> str:
