@@ -177,6 +177,26 @@ def test_a_prompt_below_the_floor_gets_nothing_not_even_the_header(served: Serve
         assert served.hook("UserPromptSubmit", {"session_id": "g", "prompt": general}) == {}
 
 
+def test_a_question_about_the_craft_needs_a_clear_match(served: Served) -> None:
+    """A general question sharing a word or two with memory ("map", "write") is given
+    nothing; the same words asked about the project still get the memory."""
+    capture(served, "s1", "CI is slow, look at the race detector.",
+            "-race caught the feed cache map write in March, so it stays; the Go module "
+            "cache is on now.")
+    general = "In Go, what happens if you write to a nil map?"
+    assert admit.generic_question(general)
+    assert served.hook("UserPromptSubmit", {"session_id": "g", "prompt": general}) == {}
+    ours = "Why do we keep the race detector in CI?"
+    assert not admit.generic_question(ours)
+    assert "race caught the feed cache map write" in prompt(served, ours)
+    for project in ("What is the docs site built with?", "How do we deploy the API now?",
+                    "What does our release tag look like?"):
+        assert not admit.generic_question(project), project
+    for craft in ("What's the difference between a buffered and an unbuffered channel?",
+                  "How do I write a table-driven test in Go?", "Explain Rust's orphan rule."):
+        assert admit.generic_question(craft), craft
+
+
 def test_a_turn_that_only_asked_the_same_question_is_no_answer(served: Served) -> None:
     capture(served, "s1", "Which region do the production machines of the billing API run in?",
             "Good question, I'll find out and get back to you.")
