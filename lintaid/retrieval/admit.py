@@ -89,6 +89,9 @@ _PROJECT_WORDS: Final = frozenset("""
 we we're we've we'd our ours us project repo repository codebase here still now currently
 anymore again previously before lately recently used team
 """.split())
+# A file or path of the project's, or one of its functions, named outside backticks.
+_OWN_CODE: Final = re.compile(r"\b[\w.-]+/[\w./-]+|\b\w+\.(?:py|go|rs|ts|tsx|js|rb|java|kt|"
+                              r"swift|dart|toml|ya?ml|json|sql|md|sh)\b|\b[a-z]+_\w+\b|\b\w+\(\)")
 _THE: Final = re.compile(r"\bthe\s+(?!difference\b|same\b|best\b|right\b)", re.IGNORECASE)
 
 
@@ -96,13 +99,15 @@ def generic_question(prompt: str) -> bool:
     """Whether ``prompt`` reads as a question about the craft (a language, a tool, a
     technique) rather than about this project: a general question's form ("What is a ...",
     "How do I ...", "What's the difference between ..."), no word that ties it to the
-    project, its team or its history ("we", "our", "still", "before", ...), and nothing
-    referred to as known ("the gateway", "the docs site": a thing the project has)."""
+    project, its team or its history ("we", "our", "still", "before", ...), nothing
+    referred to as known ("the gateway", "the docs site": a thing the project has) and no
+    file, path or function of its named outside backticks."""
     text = " ".join(prompt.split())
     if len(text) > SMALL_TALK_CHARS or not _GENERIC_SHAPE.match(text):
         return False
     said = {w.strip(".,!?;:'\"()`") for w in text.lower().split()}
-    return not (said & _PROJECT_WORDS) and not _THE.search(_CODE_SPAN.sub(" ", text))
+    prose = _CODE_SPAN.sub(" ", text)
+    return not (said & _PROJECT_WORDS or _THE.search(prose) or _OWN_CODE.search(prose))
 
 
 @dataclass(frozen=True)
