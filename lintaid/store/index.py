@@ -71,9 +71,28 @@ class TantivyIndex:
         self.rebuilt = False
         self.heap_size = heap_size
         self.dirty = False  # written since the last commit
-        self.index = self._open()
+        self._index: tantivy.Index | None = self._open()
         self._writer: tantivy.IndexWriter | None = None
         self._lock = threading.Lock()
+
+    @property
+    def index(self) -> tantivy.Index:
+        """The open index; opened again on first use after ``rest`` (any thread)."""
+        index = self._index
+        if index is None:
+            with self._lock:
+                if self._index is None:
+                    self._index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+                index = self._index
+        return index
+
+    def rest(self) -> None:
+        """Writer side: commit and close the writer, and let go of the index until it is
+        used again. An open index polls its ``meta.json`` twice a second on a thread of its
+        own, for as long as anything holds it; an idle daemon should not."""
+        self.close()
+        with self._lock:
+            self._index = None
 
     def _open(self) -> tantivy.Index:
         marker = self.path / SCHEMA_FILE
