@@ -361,21 +361,18 @@ class Daemon:
 
     def _rest(self) -> None:
         """Let go of the indexes until they are used again: each open Tantivy index polls
-        its ``meta.json`` twice a second on a thread of its own, while it stays open. Their
-        writers close on the threads that own them (the store's indexer, the writer)."""
+        its ``meta.json`` twice a second on a thread of its own, while it stays open. On the
+        store's indexer thread, which writes the memory indexes."""
         log.info("resting", idle_s=self.idle.rest_after_s)
+        workspace = self.workspace
 
-        def memory() -> None:
+        def rest() -> None:
             self.store.index.rest()
+            if workspace is not None:  # its writer's calls and this one take turns
+                workspace.store.index.rest()
             release_free_memory()
 
-        def workspace() -> None:
-            self.workspace.store.index.rest()
-            release_free_memory()
-
-        self.store.request_index(memory)
-        if self.workspace is not None:
-            self.writer.submit(workspace, recall=False, background=True)
+        self.store.request_index(rest)  # not through the writer: no batch, no flushers
 
     # -- control (ops answered by the daemon itself) ---------------------------------------
     def provenance(self) -> tuple[str | None, str | None]:

@@ -191,6 +191,22 @@ def test_status_says_when_an_idle_daemon_stops(project: Path,
     assert "if still idle (30m without requests" in served.cli("status").stdout
 
 
+def test_a_resting_daemon_lets_go_of_its_indexes_and_opens_them_on_use(
+        served: Served) -> None:
+    daemon = served.daemon
+    assert daemon is not None
+    served.call("add", {"content": "The tern mirror syncs at noon."})
+    indexes = daemon.store.index
+    daemon.idle.rest_after_s = 0.05
+    daemon.server.wake()  # the loop was asleep until the default mark
+    wait_for(lambda: daemon.idle.resting and indexes._open
+             and all(i._index is None and i._writer is None for i in indexes._open.values()))
+    assert "tern mirror" in served.call("search", {"query": "tern mirror"})["results"][0][
+        "content"]
+    served.call("add", {"content": "The skua relay restarts at midnight."})
+    assert served.call("search", {"query": "skua relay"})["results"]
+
+
 def test_logs_command_prints_json_lines(served: Served) -> None:
     out = served.cli("logs", "-n", "5").stdout
     assert '"event": "started"' in out

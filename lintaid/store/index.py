@@ -61,7 +61,11 @@ def millis(seconds: float | None) -> int:
 
 
 class TantivyIndex:
-    """One index directory with one long-lived writer, owned by the writer thread."""
+    """One index directory with one long-lived writer, owned by the writer thread.
+
+    ``rest`` (any thread) lets go of the writer and the index while nothing uses them; the
+    writer's calls hold ``_lock``, so a rest never lands in the middle of one.
+    """
 
     def __init__(self, path: Path, build_schema: Callable[[], tantivy.Schema], version: int,
                  *, heap_size: int = 50_000_000):
@@ -73,7 +77,7 @@ class TantivyIndex:
         self.dirty = False  # written since the last commit
         self._index: tantivy.Index | None = self._open()
         self._writer: tantivy.IndexWriter | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     @property
     def index(self) -> tantivy.Index:
@@ -87,11 +91,11 @@ class TantivyIndex:
         return index
 
     def rest(self) -> None:
-        """Writer side: commit and close the writer, and let go of the index until it is
-        used again. An open index polls its ``meta.json`` twice a second on a thread of its
-        own, for as long as anything holds it; an idle daemon should not."""
-        self.close()
+        """Commit and close the writer, and let go of the index until it is used again (any
+        thread). An open index polls its ``meta.json`` twice a second on a thread of its own,
+        for as long as anything holds it; an idle daemon should not."""
         with self._lock:
+            self.close()
             self._index = None
 
     def _open(self) -> tantivy.Index:
@@ -117,9 +121,10 @@ class TantivyIndex:
 
     # -- writing (writer thread only) -------------------------------------------------------
     def writer(self) -> tantivy.IndexWriter:
-        if self._writer is None:
-            self._writer = self.index.writer(heap_size=self.heap_size, num_threads=1)
-        return self._writer
+        with self._lock:
+            if self._writer is None:
+                self._writer = self.index.writer(heap_size=self.heap_size, num_threads=1)
+            return self._writer
 
     def replace(self, key_field: str,
                 docs: Iterable[tuple[str, dict[str, Any] | None]]) -> list[tuple[str, str]]:
@@ -128,6 +133,11 @@ class TantivyIndex:
         A document the schema refuses (a value out of range) is left out, never the batch:
         returns (key, reason) for each one left out, for the caller to log.
         """
+        with self._lock:
+            return self._replace(key_field, docs)
+
+    def _replace(self, key_field: str,
+                 docs: Iterable[tuple[str, dict[str, Any] | None]]) -> list[tuple[str, str]]:
         w = self.writer()
         self.dirty = True
         skipped: list[tuple[str, str]] = []
@@ -144,25 +154,29 @@ class TantivyIndex:
         return skipped
 
     def commit(self) -> None:
-        w = self.writer()
-        try:
-            w.commit()
-        except ValueError:
-            # A failed indexing thread leaves a one-thread writer publishing nothing: start over.
-            w.rollback()
-            self._writer = None
-            raise
-        self.dirty = False
-        self.index.reload()
+        with self._lock:
+            w = self.writer()
+            try:
+                w.commit()
+            except ValueError:
+                # A failed indexing thread leaves a one-thread writer publishing nothing:
+                # start over.
+                w.rollback()
+                self._writer = None
+                raise
+            self.dirty = False
+            self.index.reload()
 
     def close(self) -> None:
-        if self._writer is not None:
-            try:
-                self._writer.commit()
-                self._writer.wait_merging_threads()
-            except (ValueError, RuntimeError):
-                pass
-            self._writer = None
+        with self._lock:
+            if self._writer is not None:
+                try:
+                    self._writer.commit()
+                    self._writer.wait_merging_threads()
+                    self.dirty = False
+                except (ValueError, RuntimeError):
+                    pass
+                self._writer = None
 
     # -- reading ---------------------------------------------------------------------------
     def searcher(self) -> tantivy.Searcher:

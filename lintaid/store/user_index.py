@@ -154,8 +154,8 @@ class UserIndexes:
                 index.close()
 
     def rest(self) -> None:
-        """The indexer thread: let go of every open index and writer (``TantivyIndex.rest``);
-        each opens again when next used."""
+        """The indexer thread (the one that writes these): let go of every open index and
+        writer (``TantivyIndex.rest``); each opens again when next used."""
         with self._lock:
             indexes = list({id(i): i for i in (*self._open.values(),
                                                *self._writing.values())}.values())
