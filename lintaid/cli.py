@@ -350,6 +350,8 @@ def status(root: Path, as_json: bool) -> None:
                      f"tokens; {_used(week)} (`lintaid stats`)")
     backups = data.get("backups") or {}
     lines.append(f"  backups   {backups.get('kept', 0)} kept"
+                 + (f" ({backups['bytes'] / 2**20:.1f} MiB of at most "
+                    f"{backups['max_bytes'] / 2**20:.0f})" if "max_bytes" in backups else "")
                  + (f", newest {_ago(backups.get('newest_at'))} ({backups['newest']})"
                     if backups.get("newest") else ""))
     if data.get("idle"):
