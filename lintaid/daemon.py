@@ -60,8 +60,8 @@ def _version(dist: str) -> str:
 
 IDLE_EXIT_S = 1800.0
 """30 minutes: longer than the pauses inside a working session (reading, a review, a call),
-so the prompts after one find the daemon up; a start costs about a second, during which the
-hooks spool and inject nothing."""
+so the prompts after one find the daemon up; a start takes a second or two, during which the
+hooks spool their events and inject nothing."""
 
 
 @dataclass
