@@ -19,13 +19,15 @@ from typing import Any, NoReturn
 
 import click
 
-from lintaid_client import connection, lock, ops, paths, protocol
+from lintaid_client import connection, launch, lock, ops, paths, protocol
+from lintaid_client import spool as spool_files
 from lintaid_client.models import Hit, ReviewItem, SearchResult
 
 from . import __version__
 
 EXIT_ERROR = 1
 EXIT_UNAVAILABLE = 3
+EXIT_LOCKED = launch.EXIT_LOCKED  # another daemon holds the project's lock
 
 
 def project_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -196,7 +198,7 @@ def _run_foreground(root: Path) -> int:
         paths.ensure_state_dir(root)
         fd = lock.acquire(paths.lock_path(root))
     except lock.AlreadyRunning as err:
-        fail(str(err))
+        fail(str(err), EXIT_LOCKED)
     except OSError as err:
         fail(f"cannot use {err.filename or paths.state_dir(root)}: {err.strerror}")
     try:
@@ -207,11 +209,16 @@ def _run_foreground(root: Path) -> int:
         daemon = Daemon(root, config)
         daemon.install_signal_handlers()
         try:
-            return daemon.run()
+            code = daemon.run()
         except StartError as err:
             fail(str(err))
     finally:
         lock.release(fd)
+    if daemon.stop_reason == "idle" and spool_files.pending(root):
+        # Events spooled while it stopped, by a hook that found the lock still held (so it
+        # started nobody): start the next daemon for them now the lock is free.
+        launch.start_detached(root)
+    return code
 
 
 def _log_to_stderr() -> bool:
@@ -343,8 +350,12 @@ def status(root: Path, as_json: bool) -> None:
                      f"tokens; {_used(week)} (`lintaid stats`)")
     backups = data.get("backups") or {}
     lines.append(f"  backups   {backups.get('kept', 0)} kept"
+                 + (f" ({backups['bytes'] / 2**20:.1f} MiB of at most "
+                    f"{backups['max_bytes'] / 2**20:.0f})" if "max_bytes" in backups else "")
                  + (f", newest {_ago(backups.get('newest_at'))} ({backups['newest']})"
                     if backups.get("newest") else ""))
+    if data.get("idle"):
+        lines.append(f"  idle stop {_idle_text(data['idle'])}")
     lines.append(f"  paused    {_paused_text(data.get('pause') or {})}")
     if data.get("team"):
         from .team.report import summary
@@ -361,6 +372,18 @@ def status(root: Path, as_json: bool) -> None:
     lines.append(f"  versions  lintaid {v['lintaid']}, protocol {v['protocol']}, "
                  f"python {v['python']}, pyzmq {v['pyzmq']}, tantivy {v['tantivy']}")
     click.echo("\n".join(lines))
+
+
+def _idle_text(idle: dict[str, Any]) -> str:
+    """When an idle daemon stops, in one line."""
+    if idle.get("stops_at") is None:
+        return "never (LINTAID_IDLE_EXIT_S=0)"
+    when = time.strftime("%H:%M:%S", time.localtime(idle["stops_at"]))
+    text = (f"at {when} if still idle ({_duration(idle['exit_after_s'])} without requests"
+            " or work; LINTAID_IDLE_EXIT_S)")
+    if idle.get("pending"):
+        text += f"; waiting on: {idle['pending']}"
+    return text
 
 
 def _until(until: float | None) -> str:

@@ -30,6 +30,7 @@ from . import __version__, logs
 from .capture.git import git_state
 from .files import write_atomic
 from .hooks import HookDispatcher, InjectConfig
+from .idle import Idle, release_free_memory
 from .integrations import registry
 from .lint import load_config as load_staleness
 from .notify import Notifier
@@ -40,7 +41,7 @@ from .recovery import RecoveryError, RecoveryReport, recover_project
 from .search import Reader
 from .server import Server
 from .spool_drain import SpoolDrainer
-from .store.backup import remove_leftovers, rolling_backups
+from .store.backup import Retention, remove_leftovers, rolling_backups, total_bytes
 from .store.integrity import Damaged
 from .store.memory import MemoryStore
 from .team.tier import TeamTier
@@ -57,6 +58,12 @@ def _version(dist: str) -> str:
         return "unknown"
 
 
+IDLE_EXIT_S = 1800.0
+"""30 minutes: longer than the pauses inside a working session (reading, a review, a call),
+so the prompts after one find the daemon up; a start takes a second or two, during which the
+hooks spool their events and inject nothing."""
+
+
 @dataclass
 class Config:
     inject_top_k: int = 3
@@ -66,6 +73,8 @@ class Config:
     log_level: str = "info"
     log_stderr: bool = False
     backup_interval_s: float = 3600.0  # a rolling backup this often, while there were writes
+    backups: Retention = Retention()  # which rolling backups stay
+    idle_exit_s: float = IDLE_EXIT_S  # stop after this long without requests or work; 0: never
     staleness: StalenessConfig | None = None  # None: read .lint-ai/staleness.toml and env
 
     @classmethod
@@ -74,12 +83,22 @@ class Config:
         if os.environ.get("LINTAID_NO_WATCH") == "1":
             cfg.watch_workspace = False
         cfg.log_level = os.environ.get("LINTAID_LOG_LEVEL", cfg.log_level)
-        try:
-            cfg.backup_interval_s = max(1.0, float(os.environ.get(
-                "LINTAID_BACKUP_INTERVAL_S", cfg.backup_interval_s)))
-        except ValueError:
-            pass
+        cfg.backup_interval_s = max(1.0, _env_number(
+            "LINTAID_BACKUP_INTERVAL_S", cfg.backup_interval_s))
+        cfg.idle_exit_s = max(0.0, _env_number("LINTAID_IDLE_EXIT_S", cfg.idle_exit_s))
+        cfg.backups = Retention(
+            keep=max(1, int(_env_number("LINTAID_BACKUP_KEEP", cfg.backups.keep))),
+            max_bytes=max(0, int(_env_number("LINTAID_BACKUP_MAX_MB",
+                                             cfg.backups.max_bytes / 2**20) * 2**20)))
         return cfg
+
+
+def _env_number(name: str, default: float) -> float:
+    """A number from the environment; the default when unset or not a number."""
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
 
 
 def _mtime(path: Path) -> float | None:
@@ -129,6 +148,9 @@ class Daemon:
         self.ready = threading.Event()
         self.notifier = Notifier.from_env()  # systemd's NOTIFY_SOCKET, when it started us
         self._stop = threading.Event()
+        self.stop_reason: str | None = None  # "idle" once it stopped for want of work
+        self._signals = False  # handlers installed (the main thread runs the daemon)
+        self.idle = Idle(self.config.idle_exit_s, self._pending)
         self.workspace: Any = None
         self.store: MemoryStore
         self.writer: Writer
@@ -145,7 +167,8 @@ class Daemon:
         self._clients_checked: threading.Thread | None = None
 
     # -- life cycle ----------------------------------------------------------------------
-    def request_shutdown(self) -> None:
+    def request_shutdown(self, reason: str = "requested") -> None:
+        self.stop_reason = self.stop_reason or reason
         self._stop.set()
         if self.server is not None:
             self.server.wake()
@@ -153,6 +176,7 @@ class Daemon:
     def install_signal_handlers(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.request_shutdown())
+        self._signals = True
 
     def run(self) -> int:
         """Start, serve until asked to stop, stop; StartError (one line) if it cannot start."""
@@ -171,9 +195,15 @@ class Daemon:
         self.ready.set()
         self.notifier.ready(f"serving {self.root}")
         assert self.server is not None
+        if self._signals:
+            # The loop sleeps without a timer, and a signal may land on any thread: its
+            # byte in the loop's wake-up pipe brings the loop back to run the handler.
+            signal.set_wakeup_fd(self.server.wake_fd, warn_on_full_buffer=False)
         try:
-            self.server.serve(self._stop.is_set)
+            self.server.serve(self._stop.is_set, self.idle.timeout, self._idle_due)
         finally:
+            if self._signals:
+                signal.set_wakeup_fd(-1)
             self._shutdown()
         return 0
 
@@ -211,7 +241,7 @@ class Daemon:
                             hooks=hooks, control=self, provenance=self.provenance,
                             team=self.team)
         self.services = services
-        self.server = Server(services, endpoint)
+        self.server = Server(services, endpoint, on_request=self.idle.request)
         self.server.bind()
         self._write_status(endpoint)
         log.info("started", pid=self.pid, endpoint=endpoint, root=str(self.root),
@@ -295,7 +325,54 @@ class Daemon:
         if self.store.changed_since_backup() or not rolling_backups(self.root):
             self._rolling_backup("stop")
         self.store.close()
-        log.info("stopped")
+        log.info("stopped", reason=self.stop_reason)
+
+    # -- idle (the request loop's thread) ---------------------------------------------------
+    def _pending(self, asking: int = 0) -> str | None:
+        """What work is still pending (None: none), so an idle daemon does not stop or rest
+        under it: requests running (beyond the ``asking`` ones), the writer's queue, a
+        workspace reconcile or events the watcher has not handed over, spooled events, the
+        team tier's unpushed rows."""
+        if self.server is not None and self.server.in_flight > asking:
+            return "requests"
+        if self.writer.depth:
+            return "writer"
+        ws = self.workspace
+        if ws is not None and (not ws.ready.is_set() or ws.progress.get("running")
+                               or ws.watcher.queue_depth):
+            return "workspace"
+        if spool_files.pending(self.root):
+            self.drainer.wake()
+            return "spool"
+        if self.team is not None and self.team.config and self.store.outbox.depth()[0]:
+            return "team"
+        return None
+
+    def _idle_due(self) -> None:
+        due = self.idle.due()
+        if due == "rest":
+            self._rest()
+        elif due == "retire":
+            log.info("idle_exit", idle_s=self.config.idle_exit_s)
+            assert self.server is not None
+            self.server.retire()
+        elif due == "stop":
+            self.request_shutdown("idle")
+
+    def _rest(self) -> None:
+        """Let go of the indexes until they are used again: each open Tantivy index polls
+        its ``meta.json`` twice a second on a thread of its own, while it stays open. On the
+        store's indexer thread, which writes the memory indexes."""
+        log.info("resting", idle_s=self.idle.rest_after_s)
+        workspace = self.workspace
+
+        def rest() -> None:
+            self.store.index.rest()
+            if workspace is not None:  # its writer's calls and this one take turns
+                workspace.store.index.rest()
+            release_free_memory()
+
+        self.store.request_index(rest)  # not through the writer: no batch, no flushers
 
     # -- control (ops answered by the daemon itself) ---------------------------------------
     def provenance(self) -> tuple[str | None, str | None]:
@@ -344,7 +421,7 @@ class Daemon:
     def _rolling_backup(self, reason: str) -> None:
         """A rolling backup that never raises: a failed one is logged, older ones stay."""
         try:
-            info = self.store.backup()
+            info = self.store.backup(retention=self.config.backups)
         except Exception as err:
             log.error("backup_failed", reason=reason, error=str(err))
             return
@@ -362,7 +439,7 @@ class Daemon:
             if not target.parent.is_dir():
                 raise protocol.BadRequest(f"'to': no folder {target.parent}", arg="to")
         try:
-            info = self.store.backup(target)
+            info = self.store.backup(target, self.config.backups)
         except Damaged as err:
             raise protocol.RemoteError(
                 f"{err}; no backup was written. Salvage it with: lintaid recover --project "
@@ -382,7 +459,7 @@ class Daemon:
                 return {**self.viewer.to_dict(), "started": False}
             from .viewer.server import Viewer
 
-            viewer = Viewer(self.services, self.root, port)
+            viewer = Viewer(self.services, self.root, port, on_request=self.idle.touch)
             try:
                 viewer.start()
             except OSError as err:
@@ -455,7 +532,12 @@ class Daemon:
                                "missing_acknowledged": self.store.missing or None}
         result["backups"] = {"kept": len(kept), "newest": str(kept[-1]) if kept else None,
                              "newest_at": _mtime(kept[-1]) if kept else None,
-                             "interval_s": self.config.backup_interval_s}
+                             "interval_s": self.config.backup_interval_s,
+                             "bytes": total_bytes(kept), **self.config.backups.to_dict()}
+        # When an idle daemon stops: ``stops_at`` (None: never), if nothing asks before.
+        result["idle"] = {"exit_after_s": self.config.idle_exit_s,
+                          "stops_at": self.idle.stops_at(), "pending": self._pending(asking=1),
+                          "resting": self.idle.resting}
         indexes = {"memory": {"users": users,
                               "rebuilt_at_start": self.store.index.rebuilt,
                               "recreated_users": len(self.store.index.broken)}}

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import os
 import queue
+import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -39,9 +41,16 @@ _PEER_EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED
 
 
 class Server:
-    def __init__(self, services: Services, endpoint: str, *, readers: int = READERS) -> None:
+    """``on_request(op)`` is called on the loop for every request routed (the idle clock);
+    ``in_flight`` counts the requests still running on the pool."""
+
+    def __init__(self, services: Services, endpoint: str, *, readers: int = READERS,
+                 on_request: Callable[[str], None] | None = None) -> None:
         self.services = services
         self.endpoint = endpoint
+        self.on_request = on_request
+        self.in_flight = 0
+        self._in_flight_lock = threading.Lock()
         self.context = zmq.Context()
         self.socket = self.context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 1000)
@@ -71,20 +80,44 @@ class Server:
         path = self.endpoint.removeprefix("ipc://")
         return path if path != self.endpoint else None
 
+    @property
+    def wake_fd(self) -> int:
+        """The wake-up pipe's writing end (non-blocking): a byte in it wakes the loop."""
+        return self._wake_w
+
     def wake(self) -> None:
         try:
             os.write(self._wake_w, b"x")
         except (BlockingIOError, OSError):
             pass  # the pipe is full: the loop is already due to wake
 
-    def serve(self, should_stop: Any) -> None:
-        """Serve until ``should_stop()`` is true; then answer what is in flight and return."""
+    def retire(self) -> None:
+        """Remove the socket's file while still bound: a new client finds nobody at once (and
+        starts a daemon, which waits for this one's lock); the ones connected already are
+        still answered until the loop stops."""
+        path = self.ipc_path
+        if path:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+    def serve(self, should_stop: Callable[[], bool],
+              timeout: Callable[[], float | None] = lambda: None,
+              on_due: Callable[[], None] = lambda: None) -> None:
+        """Serve until ``should_stop()`` is true; then answer what is in flight and return.
+
+        The loop sleeps until a request, a reply or a wake-up comes, or ``timeout()`` seconds
+        pass (None: no timer at all), then calls ``on_due`` when that time has come; nothing
+        else wakes it (``request_shutdown`` wakes it through the pipe).
+        """
         poller = zmq.Poller()
         poller.register(self.socket, zmq.POLLIN)
         poller.register(self._wake_r, zmq.POLLIN)
         poller.register(self._monitor, zmq.POLLIN)
         while not should_stop():
-            events = dict(poller.poll(500))
+            left = timeout()
+            events = dict(poller.poll(None if left is None else max(0, int(left * 1000) + 1)))
             if self._monitor in events:
                 self._count_peers()
             if self._wake_r in events:
@@ -102,6 +135,8 @@ class Server:
                         break
                     self._handle(frames)
             self._send_queued()
+            if timeout() == 0:
+                on_due()
 
     def drain(self) -> None:
         """Finish the requests already routed to the pool and send their replies."""
@@ -227,18 +262,27 @@ class Server:
             return
         handler = HANDLERS[spec.name]
         wait = spec.name == "search"  # only the index lags behind a commit
+        if self.on_request is not None:
+            self.on_request(spec.name)
         if spec.kind == ops.CONTROL:
-            self._run(handler, args, identity, content_type, rid, spec.name, False, None)
+            self._run(handler, args, identity, content_type, rid, spec.name, False, None,
+                      counted=False)
             return
+        self._count(1)
         try:
             self.pool.submit(self._run, handler, args, identity, content_type, rid, spec.name,
                              wait, after)
         except RuntimeError:  # the pool is shut: the daemon is stopping
+            self._count(-1)
             reply(protocol.error_reply(rid, protocol.UNAVAILABLE, "the daemon is stopping"))
+
+    def _count(self, step: int) -> None:
+        with self._in_flight_lock:
+            self.in_flight += step
 
     def _run(self, handler: Any, args: dict[str, Any], identity: list[bytes],
              content_type: bytes | None, rid: str, op: str, wait: bool,
-             after: str | None) -> None:
+             after: str | None, *, counted: bool = True) -> None:
         """Run one handler (on a pool thread, or the loop for control ops); queue its reply.
 
         ``wait``: first wait until the write ``after`` names (or, without a token, every
@@ -253,6 +297,8 @@ class Server:
                     log.error("op_failed", op=op, error=text, exc_info=err)
                 payload = protocol.error_reply(rid, code, text, arg=arg)
             self._replies.put((identity, content_type, payload))
+            if counted:
+                self._count(-1)
             self.wake()
 
         try:

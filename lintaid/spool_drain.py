@@ -5,6 +5,9 @@ full, the daemon stopping) leaves the file where it is and the drainer tries aga
 backing off; only a permanent one (a file that is not an event, an event the daemon refuses)
 moves the file to ``spool/rejected/`` with the reason beside it, redacted, never silently lost.
 Replays are harmless because record ids derive from content and provenance.
+
+Between passes the drainer sleeps until a file lands in a spool folder (``FolderEvents``:
+inotify on Linux; elsewhere it looks every ``POLL_SECONDS``), or until its backoff runs out.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from lintaid.logs import get_logger
 from lintaid_client import protocol, spool
 from lintaid_client.redact import redact, redact_value
 
+from .folder_events import FolderEvents
 from .ops import error_code
 
 log = get_logger("lintaid.spool")
@@ -36,26 +40,40 @@ class SpoolDrainer:
         self.root = root
         self.handle = handle
         self._stop = threading.Event()
+        self._events: FolderEvents | None = None
         self._thread = threading.Thread(target=self._run, name="lintaid-spool", daemon=True)
         self.backoff = 0.0
         self.last_error: str | None = None
         self._attempts: dict[str, int] = {}  # failed replays per spool file
 
     def start(self) -> None:
+        self._events = FolderEvents(spool.folders(self.root), POLL_SECONDS)
         self._thread.start()
+
+    def wake(self) -> None:
+        """Look at the spool now (any thread)."""
+        if self._events is not None:
+            self._events.wake()
 
     def stop(self) -> None:
         self._stop.set()
+        self.wake()
         if self._thread.is_alive():
             self._thread.join(30)
+        if self._events is not None:
+            self._events.close()
 
     def _run(self) -> None:
+        assert self._events is not None
         while not self._stop.is_set():
             try:
                 self.drain_once()
-            except Exception as err:  # keep draining on the next tick
+            except Exception as err:  # keep draining on the next pass
                 log.error("spool_drain_failed", error=str(err), exc_info=err)
-            self._stop.wait(POLL_SECONDS + self.backoff)
+            if self.backoff:  # what failed may pass: try again then, not at each new file
+                self._stop.wait(self.backoff)
+            else:
+                self._events.wait(None)
 
     def drain_once(self) -> int:
         files = spool.pending(self.root)

@@ -4,10 +4,20 @@ checked, and usable as they are."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
+from lintaid.store.backup import Retention
 from lintaid_client import Memory, paths
-from tests.conftest import lintaid_env, run_cli, run_json, start_daemon, stop_daemon, wait_for
+from tests.conftest import (
+    Served,
+    lintaid_env,
+    run_cli,
+    run_json,
+    start_daemon,
+    stop_daemon,
+    wait_for,
+)
 
 
 def rolling(root: Path) -> list[Path]:
@@ -47,6 +57,25 @@ def test_rolling_backups_keep_the_newest_five(daemon: Path) -> None:
     assert (paths.state_dir(daemon) / "backups").stat().st_mode & 0o777 == 0o700
     status = run_json(daemon, "status")["backups"]
     assert status["kept"] == 5 and status["newest"] == made[-1]
+
+
+def test_rolling_backups_stay_within_their_size_cap(project: Path,
+                                                   serve: Callable[..., Served]) -> None:
+    served = serve(project)
+    served.call("add", {"content": "The avocet sync runs at dawn."})
+    size = Path(served.call("backup")["path"]).stat().st_size
+    served.stop()
+    # Room for two and a half backups: the newest two stay, however many more are kept.
+    served = serve(project, backups=Retention(keep=5, max_bytes=int(size * 2.5)))
+    made = [served.call("backup")["path"] for _ in range(4)]
+    assert [str(p) for p in rolling(project)] == made[-2:]
+    status = served.call("status")["backups"]
+    assert status["kept"] == 2 and status["bytes"] <= status["max_bytes"]
+    served.stop()
+    # A cap below one backup still keeps the newest: recovery needs one.
+    served = serve(project, backups=Retention(keep=5, max_bytes=1))
+    newest = served.call("backup")["path"]
+    assert [str(p) for p in rolling(project)] == [newest]
 
 
 def test_a_backup_is_made_on_schedule_while_there_are_writes(project: Path) -> None:

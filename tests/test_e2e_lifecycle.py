@@ -15,12 +15,15 @@ from pathlib import Path
 import pytest
 import zmq
 
-from lintaid_client import connection, paths, protocol
+from lintaid.daemon import Config
+from lintaid_client import connection, lock, paths, protocol
 from tests.conftest import (
     Served,
     daemon_process,
+    lintaid_env,
     run_cli,
     run_hook,
+    run_json,
     start_daemon,
     stop_daemon,
     wait_for,
@@ -142,6 +145,66 @@ def test_hook_autostarts_the_daemon_and_the_event_is_not_lost(project: Path) -> 
         assert "Renamed plumbus to widget" in hits[0]["content"]
     finally:
         stop_daemon(project)
+
+
+@pytest.mark.slow
+def test_an_idle_daemon_stops_cleanly_and_the_next_event_starts_it_again(project: Path) -> None:
+    env = lintaid_env(LINTAID_IDLE_EXIT_S="1")
+    first = daemon_process(project, env)
+    kept = run_json(project, "add", "The lapwing export runs on Sundays.", env=env)["id"]
+    assert first.proc.wait(60) == 0  # by itself, once nothing came for a second
+    # The clean stop's path: a backup of what changed, the socket and the lock let go.
+    [backup] = sorted((paths.state_dir(project) / "backups").glob("memory-*.db"))
+    assert not lock.is_held(paths.lock_path(project))
+    assert connection.nobody_listens(paths.endpoint(project))
+    assert connection.read_status(project) is None
+    transcript = write_transcript(project.parent / "t.jsonl", [
+        ("user", "Rename the gazpacho module to soup."),
+        ("assistant", "Renamed gazpacho to soup and updated the imports."),
+    ], cwd=str(project))
+    assert run_hook(project, "Stop", stop_payload(transcript, cwd=str(project)), env=env) == {}
+    # The hook spooled the event and started a daemon; the CLI finds (or starts) one too.
+    wait_for(lambda: lock.is_held(paths.lock_path(project)), timeout=30)
+    found = wait_for(lambda: run_json(project, "search", "gazpacho soup", env=env)["results"],
+                     timeout=60)
+    assert "Renamed gazpacho to soup" in found[0]["content"]
+    assert kept in {h["id"] for h in run_json(project, "search", "lapwing export",
+                                              env=env)["results"]}
+    # That one stops when idle as well (waited on, not told to).
+    wait_for(lambda: not lock.is_held(paths.lock_path(project)), timeout=60)
+    assert backup.exists()
+
+
+def test_status_says_when_an_idle_daemon_stops(project: Path,
+                                              serve: Callable[..., Served],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LINTAID_IDLE_EXIT_S", "0")
+    assert Config.from_env().idle_exit_s == 0
+    served = serve(project, idle_exit_s=0)
+    assert served.call("status")["idle"]["stops_at"] is None
+    assert "idle stop never" in served.cli("status").stdout
+    served.stop()
+    served = serve(project, idle_exit_s=1800)
+    idle = served.call("status")["idle"]
+    assert idle["exit_after_s"] == 1800 and idle["stops_at"] is not None
+    assert idle["pending"] is None  # the status request itself is not pending work
+    assert "if still idle (30m without requests" in served.cli("status").stdout
+
+
+def test_a_resting_daemon_lets_go_of_its_indexes_and_opens_them_on_use(
+        served: Served) -> None:
+    daemon = served.daemon
+    assert daemon is not None
+    served.call("add", {"content": "The tern mirror syncs at noon."})
+    indexes = daemon.store.index
+    daemon.idle.rest_after_s = 0.05
+    daemon.server.wake()  # the loop was asleep until the default mark
+    wait_for(lambda: daemon.idle.resting and indexes._open
+             and all(i._index is None and i._writer is None for i in indexes._open.values()))
+    assert "tern mirror" in served.call("search", {"query": "tern mirror"})["results"][0][
+        "content"]
+    served.call("add", {"content": "The skua relay restarts at midnight."})
+    assert served.call("search", {"query": "skua relay"})["results"]
 
 
 def test_logs_command_prints_json_lines(served: Served) -> None:

@@ -44,7 +44,8 @@ def test_the_unit_runs_the_real_interpreter_in_the_foreground_with_readiness() -
     text = service.render_unit(sys.executable)
     assert f"ExecStart={sys.executable} -m lintaid start --foreground --project %f" in text
     for line in ("Type=notify", "Restart=on-failure", "KillSignal=SIGTERM",
-                 "WorkingDirectory=%f", "WantedBy=default.target"):
+                 "WorkingDirectory=%f", "WantedBy=default.target",
+                 "Environment=LINTAID_IDLE_EXIT_S=0"):  # a clean exit would stay stopped
         assert line in text.splitlines()
     assert "@PYTHON@" not in text and "%h/.local/bin" not in text
     # An interpreter path holding a space, a percent sign or a dollar stays one literal word.
@@ -106,6 +107,8 @@ def test_the_launch_agent_parses_and_holds_what_launchd_needs(tmp_path: Path) ->
     assert agent["StandardOutPath"] == str(logs / "launchd.out")
     assert agent["StandardErrorPath"] == str(logs / "launchd.err")
     assert agent["EnvironmentVariables"]["LINTAID_LOG_STDERR"] == "0"  # the log file has it
+    # KeepAlive leaves a clean exit stopped: a service's daemon has no idle exit.
+    assert agent["EnvironmentVariables"]["LINTAID_IDLE_EXIT_S"] == "0"
 
 
 def test_the_shipped_templates_are_the_ones_rendered() -> None:

@@ -183,19 +183,26 @@ def ensure_daemon(root: Path, *, timeout: float = 15.0) -> dict[str, Any]:
             f"the daemon could not start: cannot create {where}: {err.strerror or err}"
         ) from None
     deadline = time.monotonic() + timeout
+    respawns = 3
     while time.monotonic() < deadline:
         answer = ping(root, timeout=0.5)
         if answer is not None:
             return answer
         if proc.poll() is not None:
             # It exited: another daemon holds the lock (it is starting: wait for it to
-            # answer), or it failed (say why, in one line).
+            # answer; or stopping, idle: start one once it is gone), or it failed (say why,
+            # in one line).
             if lock.is_held(paths.lock_path(root)):
                 time.sleep(0.05)
                 continue
             answer = ping(root, timeout=1.0)
             if answer is not None:
                 return answer
+            if proc.returncode == launch.EXIT_LOCKED and respawns:  # the holder stopped
+                respawns -= 1
+                proc = launch.spawn_daemon(root)
+                deadline = time.monotonic() + timeout
+                continue
             reason = launch.start_failure(root) or _unwritable(paths.state_dir(root))
             if reason:
                 raise protocol.DaemonUnavailable(f"the daemon could not start: {reason}")

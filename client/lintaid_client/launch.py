@@ -13,6 +13,9 @@ from pathlib import Path
 
 from . import lock, paths
 
+EXIT_LOCKED = 4
+"""How ``lintaid start --foreground`` exits when another daemon holds the project's lock: not
+a failed start (that daemon may be stopping, see ``connection.ensure_daemon``)."""
 
 def daemon_command(root: Path) -> list[str]:
     return [sys.executable, "-m", "lintaid", "start", "--foreground", "--project", str(root)]
@@ -63,7 +66,10 @@ def _failed_recently(root: Path) -> bool:
         st = paths.start_error_path(root).stat()
     except OSError:
         return False
-    return st.st_size > 0 and 0 <= time.time() - st.st_mtime < RETRY_FAILED_START_S
+    if not (st.st_size > 0 and 0 <= time.time() - st.st_mtime < RETRY_FAILED_START_S):
+        return False
+    reason = start_failure(root) or ""
+    return not reason.startswith(lock.HELD_BY_ANOTHER)  # lost a race to start: no failure
 
 
 def start_failure(root: Path) -> str | None:

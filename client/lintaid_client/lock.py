@@ -26,6 +26,9 @@ _FLOCK = "hhqqi4x"
 RETRY_S = 0.5
 
 
+HELD_BY_ANOTHER = "another lintaid daemon holds"
+
+
 class AlreadyRunning(Exception):
     """Another process holds the project's daemon lock."""
 
@@ -55,7 +58,7 @@ def acquire(path: Path, retry_s: float = RETRY_S) -> int:
     while not _try_lock(fd):
         if time.monotonic() >= deadline:
             os.close(fd)
-            raise AlreadyRunning(f"another lintaid daemon holds {path}")
+            raise AlreadyRunning(f"{HELD_BY_ANOTHER} {path}")
         time.sleep(0.01)  # a flock probe holds the lock for microseconds
     return fd
 

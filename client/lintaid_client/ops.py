@@ -44,7 +44,8 @@ MAX_BATCH: Final = 1000
 MAX_TOP_K: Final = 100
 MAX_LIST: Final = 1000
 MAX_PATH_BYTES: Final = 4096
-BACKUPS_KEPT: Final = 5
+BACKUPS_KEPT: Final = 5  # LINTAID_BACKUP_KEEP
+BACKUPS_MAX_MB: Final = 256  # LINTAID_BACKUP_MAX_MB: the rolling backups' total, per project
 MAX_LINT: Final = 5000  # rows of a lint report: well within a message's 8 MiB
 STORES: Final = ("memory", "workspace", "all")
 KIND_CHOICES: Final = (*KINDS, ALL_KINDS)
@@ -312,7 +313,8 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
     Op("backup", READ, "Write a consistent copy of memory.db while the daemon runs (SQLite's "
        "online backup), checked before it is kept.", (
         Arg("to", STR, "the file to write, an absolute path (default: the next rolling "
-            f"backup in .lint-ai/backups/, the newest {BACKUPS_KEPT} kept)",
+            f"backup in .lint-ai/backups/; by default the newest {BACKUPS_KEPT} are kept, "
+            f"at most {BACKUPS_MAX_MB} MiB together)",
             max_bytes=MAX_PATH_BYTES, cli="--to"),
     )),
     Op("pause", WRITE, "Pause capture and injection: hooks still answer at once, with "

@@ -4,7 +4,9 @@ A backup is a consistent snapshot taken from a read connection while the writer 
 copied into a private temporary file beside the target, switched out of WAL so it is one
 self-contained file, checked with ``quick_check`` (a damaged source never replaces a good
 backup), synced, then renamed into place. Rolling backups live in ``.lint-ai/backups/`` as
-``memory-<UTC time>.db``; the newest ``KEEP`` are kept.
+``memory-<UTC time>.db``. Retention (``Retention``): the newest ``keep``, and of those only as
+many as fit in ``max_bytes`` together, the newest always (a database larger than the cap still
+has one backup).
 """
 
 from __future__ import annotations
@@ -18,14 +20,27 @@ from pathlib import Path
 from typing import Any, Final
 
 from lintaid_client import paths
-from lintaid_client.ops import BACKUPS_KEPT
+from lintaid_client.ops import BACKUPS_KEPT, BACKUPS_MAX_MB
 
 from .integrity import Damaged, check
 
 KEEP: Final = BACKUPS_KEPT
+MAX_BYTES: Final = BACKUPS_MAX_MB * 2**20
 PREFIX: Final = "memory-"
 SUFFIX: Final = ".db"
 _rotate_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Retention:
+    """Which rolling backups stay: the newest ``keep``, at most ``max_bytes`` together (the
+    newest one always, whatever its size)."""
+
+    keep: int = KEEP
+    max_bytes: int = MAX_BYTES
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -108,8 +123,9 @@ def copy_database(source: Path, target: Path) -> BackupInfo:
                       seconds=round(time.monotonic() - started, 3), at=time.time())
 
 
-def rolling_backup(root: Path, source: Path, keep: int = KEEP) -> BackupInfo:
-    """A new rolling backup of ``source``; the oldest beyond ``keep`` are removed."""
+def rolling_backup(root: Path, source: Path, retention: Retention | None = None) -> BackupInfo:
+    """A new rolling backup of ``source``; then the older ones ``retention`` leaves out are
+    removed (only once the new one is whole, so a failed backup never costs an old one)."""
     folder = backup_dir(root)
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     now = time.time()
@@ -121,9 +137,37 @@ def rolling_backup(root: Path, source: Path, keep: int = KEEP) -> BackupInfo:
         target = folder / f"{PREFIX}{stamp}-{n}{SUFFIX}"
     info = copy_database(source, target)
     with _rotate_lock:
-        for old in rolling_backups(root)[:-keep] if keep > 0 else []:
+        for old in expired(rolling_backups(root), retention or Retention()):
             old.unlink(missing_ok=True)
     return info
+
+
+def expired(backups: list[Path], retention: Retention) -> list[Path]:
+    """Of ``backups`` (oldest first), the ones ``retention`` does not keep."""
+    kept, total = 0, 0
+    out: list[Path] = []
+    for path in reversed(backups):
+        try:
+            size = path.stat().st_size
+        except OSError:  # gone already
+            continue
+        if kept and (kept >= retention.keep or total + size > retention.max_bytes):
+            out.append(path)
+            continue
+        kept += 1
+        total += size
+    return out
+
+
+def total_bytes(backups: list[Path]) -> int:
+    """What ``backups`` take on disk together."""
+    total = 0
+    for path in backups:
+        try:
+            total += path.stat().st_size
+        except OSError:
+            continue
+    return total
 
 
 def newest_whole_backup(root: Path) -> tuple[Path | None, list[str]]:

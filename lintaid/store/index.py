@@ -61,7 +61,11 @@ def millis(seconds: float | None) -> int:
 
 
 class TantivyIndex:
-    """One index directory with one long-lived writer, owned by the writer thread."""
+    """One index directory with one long-lived writer, owned by the writer thread.
+
+    ``rest`` (any thread) lets go of the writer and the index while nothing uses them; the
+    writer's calls hold ``_lock``, so a rest never lands in the middle of one.
+    """
 
     def __init__(self, path: Path, build_schema: Callable[[], tantivy.Schema], version: int,
                  *, heap_size: int = 50_000_000):
@@ -71,9 +75,28 @@ class TantivyIndex:
         self.rebuilt = False
         self.heap_size = heap_size
         self.dirty = False  # written since the last commit
-        self.index = self._open()
+        self._index: tantivy.Index | None = self._open()
         self._writer: tantivy.IndexWriter | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+
+    @property
+    def index(self) -> tantivy.Index:
+        """The open index; opened again on first use after ``rest`` (any thread)."""
+        index = self._index
+        if index is None:
+            with self._lock:
+                if self._index is None:
+                    self._index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+                index = self._index
+        return index
+
+    def rest(self) -> None:
+        """Commit and close the writer, and let go of the index until it is used again (any
+        thread). An open index polls its ``meta.json`` twice a second on a thread of its own,
+        for as long as anything holds it; an idle daemon should not."""
+        with self._lock:
+            self.close()
+            self._index = None
 
     def _open(self) -> tantivy.Index:
         marker = self.path / SCHEMA_FILE
@@ -98,9 +121,10 @@ class TantivyIndex:
 
     # -- writing (writer thread only) -------------------------------------------------------
     def writer(self) -> tantivy.IndexWriter:
-        if self._writer is None:
-            self._writer = self.index.writer(heap_size=self.heap_size, num_threads=1)
-        return self._writer
+        with self._lock:
+            if self._writer is None:
+                self._writer = self.index.writer(heap_size=self.heap_size, num_threads=1)
+            return self._writer
 
     def replace(self, key_field: str,
                 docs: Iterable[tuple[str, dict[str, Any] | None]]) -> list[tuple[str, str]]:
@@ -109,6 +133,11 @@ class TantivyIndex:
         A document the schema refuses (a value out of range) is left out, never the batch:
         returns (key, reason) for each one left out, for the caller to log.
         """
+        with self._lock:
+            return self._replace(key_field, docs)
+
+    def _replace(self, key_field: str,
+                 docs: Iterable[tuple[str, dict[str, Any] | None]]) -> list[tuple[str, str]]:
         w = self.writer()
         self.dirty = True
         skipped: list[tuple[str, str]] = []
@@ -125,25 +154,29 @@ class TantivyIndex:
         return skipped
 
     def commit(self) -> None:
-        w = self.writer()
-        try:
-            w.commit()
-        except ValueError:
-            # A failed indexing thread leaves a one-thread writer publishing nothing: start over.
-            w.rollback()
-            self._writer = None
-            raise
-        self.dirty = False
-        self.index.reload()
+        with self._lock:
+            w = self.writer()
+            try:
+                w.commit()
+            except ValueError:
+                # A failed indexing thread leaves a one-thread writer publishing nothing:
+                # start over.
+                w.rollback()
+                self._writer = None
+                raise
+            self.dirty = False
+            self.index.reload()
 
     def close(self) -> None:
-        if self._writer is not None:
-            try:
-                self._writer.commit()
-                self._writer.wait_merging_threads()
-            except (ValueError, RuntimeError):
-                pass
-            self._writer = None
+        with self._lock:
+            if self._writer is not None:
+                try:
+                    self._writer.commit()
+                    self._writer.wait_merging_threads()
+                    self.dirty = False
+                except (ValueError, RuntimeError):
+                    pass
+                self._writer = None
 
     # -- reading ---------------------------------------------------------------------------
     def searcher(self) -> tantivy.Searcher:

@@ -34,7 +34,7 @@ from lintaid_client import models, paths
 from lintaid_client.redact import redact, redact_value
 
 from . import chains, integrity, state, timeline, transfer
-from .backup import BackupInfo, copy_database, rolling_backup
+from .backup import BackupInfo, Retention, copy_database, rolling_backup
 from .derived_tables import DerivedTables
 from .index import millis
 from .ledger import LedgerTable
@@ -271,12 +271,13 @@ class MemoryStore:
         self._write.close()
 
     # -- backups (any thread) ------------------------------------------------------------
-    def backup(self, to: Path | None = None) -> BackupInfo:
+    def backup(self, to: Path | None = None, retention: Retention | None = None) -> BackupInfo:
         """A consistent copy of memory.db, taken while the writer goes on: to ``to``, or as
-        the next rolling backup. Raise ``integrity.Damaged`` when the copy is not whole."""
+        the next rolling backup (older ones kept as ``retention`` says). Raise
+        ``integrity.Damaged`` when the copy is not whole."""
         changes = self._write.total_changes
         if to is None:
-            info = rolling_backup(self.root, self.db_path)
+            info = rolling_backup(self.root, self.db_path, retention)
             self._backed_up_changes = changes
         else:
             info = copy_database(self.db_path, to)

@@ -153,6 +153,16 @@ class UserIndexes:
                 _user, index = self._writing.popitem(last=False)
                 index.close()
 
+    def rest(self) -> None:
+        """The indexer thread (the one that writes these): let go of every open index and
+        writer (``TantivyIndex.rest``); each opens again when next used."""
+        with self._lock:
+            indexes = list({id(i): i for i in (*self._open.values(),
+                                               *self._writing.values())}.values())
+            self._writing = OrderedDict()
+        for index in indexes:
+            index.rest()
+
     def close(self) -> None:
         with self._lock:
             writing, self._writing = list(self._writing.values()), OrderedDict()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Final
@@ -49,6 +50,7 @@ class _HTTPServer(ThreadingHTTPServer):
     gate: Gate
     app: App
     changes: Changes
+    on_request: Callable[[], None] | None
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -80,6 +82,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve("OPTIONS")
 
     def _serve(self, method: str) -> None:
+        if self.server.on_request is not None:  # a page in use keeps the daemon up
+            self.server.on_request()
         verdict = self.server.gate.check(method, self.path, self.headers)
         if isinstance(verdict, Refusal):
             self._answer(Response(status=verdict.status, body=verdict.reason.encode() + b"\n",
@@ -174,8 +178,12 @@ class Viewer:
     """One daemon's viewer: bound by ``start``, stopped (every request thread joined) by
     ``stop``. ``changed`` is the writer's after-commit hook."""
 
-    def __init__(self, services: Services, root: Path, port: int | None = None) -> None:
+    def __init__(self, services: Services, root: Path, port: int | None = None, *,
+                 on_request: Callable[[], None] | None = None) -> None:
+        """``on_request``: called at each request (the daemon's idle clock); a live stream
+        left open counts once, when it opens."""
         self.services = services
+        self.on_request = on_request
         self.root = root
         self.requested_port = port or 0
         self.token = new_token()
@@ -198,6 +206,7 @@ class Viewer:
         httpd = _HTTPServer((LOOPBACK, self.requested_port), _Handler)
         httpd.gate = Gate(self.token, int(httpd.server_address[1]))
         httpd.changes = self.changes
+        httpd.on_request = self.on_request
         httpd.app = App(self.services, self.root, f"/{self.token}", self.changes)
         self._httpd = httpd
         self.started_at = time.time()

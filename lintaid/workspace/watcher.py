@@ -8,8 +8,11 @@ Three kinds of thread:
 - one worker: blocks on the queue (no polling), waits for a quiet period (~200 ms, capped at
   ~1 s from the first event), then hands the batch to ``on_batch``. Work that must not interleave
   with batches (a reconcile) is queued through ``run_on_worker``.
-- one supervisor: every 2 s checks that the observer, its emitters and the worker are alive, and
-  restarts what died (a restarted observer may have missed events, so ``on_restart`` follows).
+- one supervisor: checks that the observer, its emitters and the worker are alive, and
+  restarts what died (a restarted observer may have missed events, so ``on_restart`` follows):
+  every 2 s while events come, and ever less often while none do (twice as long each time,
+  up to a minute: an idle daemon is not woken for it); the first event after such a pause
+  wakes it.
 
 inotify limits (ENOSPC/EMFILE) at schedule time fall back to polling with a warning;
 ``LINTAID_WATCHER=polling`` forces polling.
@@ -53,6 +56,7 @@ T = TypeVar("T")
 QUIET_S: Final = 0.2
 CAP_S: Final = 1.0
 SUPERVISE_S: Final = 2.0
+SUPERVISE_QUIET_S: Final = 60.0  # the longest pause between checks while no event comes
 POLL_INTERVAL_S: Final = 1.0
 QUEUE_MAX: Final = 100_000
 EVENT_TYPES: Final = [
@@ -140,6 +144,9 @@ class Watcher:
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=QUEUE_MAX)
         self._overflow = threading.Event()
         self._stop = threading.Event()
+        self._events_seen = 0  # events since the supervisor last looked
+        self._supervisor_waiting = False  # in a long pause: the next event wakes it
+        self._supervise_now = threading.Event()
         self._lock = threading.Lock()  # observer (re)starts: supervisor vs worker vs stop
         self._observer: BaseObserver | None = None
         self._observer_wanted = False  # set once the worker first tried to start it
@@ -162,6 +169,7 @@ class Watcher:
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the observer first (no new events), then the worker and the supervisor."""
         self._stop.set()
+        self._supervise_now.set()
         with self._lock:
             observer, self._observer = self._observer, None
         _stop_observer(observer, timeout)
@@ -212,6 +220,10 @@ class Watcher:
 
     def _touch(self) -> None:
         self.last_event_at = time.time()
+        self._events_seen += 1
+        if self._supervisor_waiting:
+            self._supervisor_waiting = False
+            self._supervise_now.set()
 
     # -- observer -----------------------------------------------------------------------------------
     def _start_observer(self) -> None:
@@ -302,7 +314,17 @@ class Watcher:
 
     # -- supervisor ---------------------------------------------------------------------------------
     def _supervise(self) -> None:
-        while not self._stop.wait(self.supervise_every):
+        pause = self.supervise_every
+        while not self._stop.is_set():
+            self._supervisor_waiting = pause > self.supervise_every
+            self._supervise_now.wait(pause)
+            self._supervise_now.clear()
+            if self._stop.is_set():
+                return
+            quiet = not self._events_seen
+            self._events_seen = 0
+            pause = (min(max(self.supervise_every, SUPERVISE_QUIET_S), pause * 2) if quiet
+                     else self.supervise_every)
             try:
                 self._check()
             except Exception as err:  # keep supervising; try again next round
