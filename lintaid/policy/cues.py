@@ -65,8 +65,8 @@ _ADD_RX = re.compile(r"^(?:also|plus|added|adding|additionally|and\s+also)\b|\ba
 _REMOVE_RX = re.compile(
     r"^(?:no|without|not)\s+[`\w]|\b(?:don'?t|do\s+not|doesn'?t|never)\s+use\b|"
     r"\bnot\s+using\b|\b(?:no\s+longer|dropped|drop(?:ping)?|removed|remov(?:e|ing)|deleted|retired|"
-    r"deprecated|disabled|turned\s+off|got\s+rid\s+of|stopped\s+using|away\s+from|moved\s+off|"
-    r"gone)\b", _I)
+    r"deprecated|disabled|decommissioned|(?:turned|switched|shut)\s+(?:off|down)|got\s+rid\s+of|"
+    r"stopped\s+using|away\s+from|moved\s+off|gone)\b", _I)
 _QUESTION_RX = re.compile(
     r"\?\s*[\"')\]]*\s*$"
     r"|^(?:so\s+|and\s+|but\s+|ok(?:ay)?,?\s+)?(?:what|which|who|whom|whose|why|how|where|when|"
@@ -149,9 +149,12 @@ _FROM_BEFORE = re.compile(r"\b(?:from|switch(?:ed)?\s+from|migrat(?:ed|ing)\s+fr
                           _I)
 _TO_AFTER = re.compile(r"^[\s*`)]*(?:to\b|\u2192|->|=>)", _I)
 _ARROW_AFTER = re.compile(r"^[\s*`)]*(?:\u2192|->|=>)")
-_REPLACED_AFTER = re.compile(r"^[\s`*]+(?:is|was|were|are|has\s+been|have\s+been|got)\s+"
-                             r"(?:now\s+)?(?:replaced|gone|retired|deprecated|dropped|removed)\b",
-                             _I)
+# "X is replaced", "the Opsgenie integration is switched off": up to two words naming what of
+# X it is (its integration, key, account) before the verb.
+_REPLACED_AFTER = re.compile(r"^[\s`*]*(?:[a-z][\w-]*\s+){0,2}?(?:is|was|were|are|has\s+been|"
+                             r"have\s+been|got)\s+(?:now\s+)?(?:replaced|gone|retired|"
+                             r"deprecated|dropped|removed|deleted|disabled|decommissioned|"
+                             r"(?:switched|turned|shut)\s+(?:off|down))\b", _I)
 
 
 def is_old_side(text: str, start: int, end: int) -> bool:

@@ -63,7 +63,8 @@ TOPIC_KEYS = 4
 
 def claim_keys(claim: ClaimRef) -> dict[str, bool]:
     """What a claim can be found by, each key with whether it holds it strongly: its topic's
-    terms (strong at full weight), its value, the values it names and its subject (strong).
+    terms (strong at full weight), its value, the values it names and its subject (strong),
+    the other values its statement states (weak).
     Two claims are candidates when they share a key that one of them holds strongly, which
     is what ``relations.relate`` needs of them (``topics.strong_overlap``)."""
     heavy = sorted(claim.topic, key=lambda tw: (-tw[1], tw[0]))[:TOPIC_KEYS]
@@ -72,6 +73,8 @@ def claim_keys(claim: ClaimRef) -> dict[str, bool]:
         keys["v:" + claim.value] = True
     for old in replaced(claim.replaces):
         keys["v:" + old] = True
+    for peer in replaced(claim.peers):  # what its statement also says: found by its removal
+        keys.setdefault("v:" + peer, False)
     keys["s:" + claim.subject + "\x1f" + claim.predicate] = True
     return keys
 

@@ -31,6 +31,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from .kinds import kind_of
 from .topics import near_similarity, shape, shaped_contrasting, shaped_strong_overlap
 from .values import compatible
 
@@ -214,6 +215,24 @@ def _contains(a: str, b: str) -> bool:
     return re.search(rf"(?<![\w]){re.escape(short)}(?![\w])", long) is not None
 
 
+_QUALIFIED = re.compile(r"[\w@-]+(?:[./:][\w@-]+)+")
+
+
+def _qualified(value: str) -> bool:
+    """A value that names one thing wherever it is said: a module path, a URL, a host, a
+    dotted package ("go.uber.org/zap"). Its removal ("dropped go.uber.org/zap") retires it
+    whatever the two statements' other words; so does that of a known tool of a kind
+    ("the Opsgenie integration is switched off"), unless the removal says where from."""
+    return len(value) >= 6 and _QUALIFIED.fullmatch(value) is not None
+
+
+def _scoped(evidence: str, value: str) -> bool:
+    """Whether a removal of ``value`` says where it was removed from ("dropped Redis from the
+    test setup"): it then retires the tool only where the topics meet."""
+    return re.search(rf"(?<![\w]){re.escape(value)}(?![\w])[^.;:]{{0,40}}?\b(?:from|in|for|on)\s+"
+                     rf"(?:the|our|its|their|this)\b", evidence, re.IGNORECASE) is not None
+
+
 def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | None:
     """The relation of two claims, ``newer`` later in order; None when they are about
     different things. Pure: it depends on the two claims and their topic similarity only.
@@ -239,8 +258,16 @@ def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | No
     if newer.record_id == older.record_id and sim < SAME_RECORD_AT and not names:
         return None
     if newer.value == REMOVED:
-        if names and sim >= TRANSITION_AT:
+        if names and (sim >= TRANSITION_AT or _qualified(older.value)
+                      or (kind_of(older.value) and not _scoped(newer.evidence, older.value))):
             return rel(SUPERSEDES, 0.95, "removal", f"{newer.subject}: '{older.value}' removed")
+        # "zap" beside "go.uber.org/zap" in its statement: one thing said two ways, removed
+        # with it.
+        alias = [v for v in replaced(newer.replaces) & replaced(older.peers)
+                 if _qualified(v) and _contains(older.value, v)]
+        if alias:
+            return rel(SUPERSEDES, 0.90, "removal",
+                       f"{newer.subject}: '{alias[0]}' ({older.value}) removed")
         return None
     if not (compatible(newer.predicate, older.predicate) or same_key):
         return None
