@@ -34,6 +34,7 @@ from .policy.staleness import StalenessConfig
 from .retrieval.admit import chit_chat
 from .retrieval.dates import date_phrases
 from .retrieval.passages import passages as find_passages
+from .retrieval.passages import retired_spans
 from .retrieval.query import plan as query_plan
 from .retrieval.rank import POOL, boost_dates, fuse_neighbours
 from .store.index import TantivyIndex, Terms, boolean, const_score, millis
@@ -833,8 +834,7 @@ def merge(first: list[Hit], second: list[Hit]) -> list[Hit]:
 def _passages(hit: Hit, terms: Terms) -> list[models.Passage]:
     """The hit's statements that match the query, weighed by ``terms`` (its own index's);
     a current read never points into a superseded claim's sentence."""
-    retired = [] if hit.historical else [(c.start, c.end) for c in hit.claims
-                                         if c.status == models.SUPERSEDED]
+    retired = [] if hit.historical else retired_spans(hit.content, hit.claims)
     return find_passages(hit.content, retired, terms.match)
 
 

@@ -378,3 +378,15 @@ def test_hit_rows_hydrate_in_one_query_what_the_lookups_gave(served: Served) -> 
         assert row["spans"] == {c["claim_id"]: spans[c["claim_id"]] for c in claims[rid]}
         assert sorted(map(str, row["relations"])) == sorted(map(str, relations[rid]))
     assert rows[old]["relations"] and rows[new]["relations"]
+
+
+def test_a_request_restating_a_value_its_turn_retired_is_left_out(served: Served) -> None:
+    """The turn's request said the pool size its result stated; once a later turn raised
+    the pool, neither the result's line nor the request's sentence presents the old size."""
+    capture(served, "s1", "DB layer: sqlc on top of pgx. A pool of 20 connections is plenty.",
+            "Done:\n- pgxpool with max_conns 20 and min_conns 2\n- migrations with goose")
+    capture(served, "s2", "We exceed the pool at peak; raise it.",
+            "Raised the pgxpool max_conns from 20 to 40 in `internal/store/pool.go`.")
+    text = prompt(served, "How many connections does the pgx pool hold?")
+    assert "40" in text
+    assert "A pool of 20" not in text and "max_conns 20" not in text

@@ -300,3 +300,45 @@ def test_capture_boilerplate_is_not_substance() -> None:
     new = ref("b", "We use Memcached for session storage instead of Redis.", FEB, kind="memory")
     states = claim_statuses(relate_all([old, new]))
     assert record_status("a", text, [old], states, None).status == "superseded"
+
+
+def _turns(*results: str) -> tuple[MemoryPolicyStore, list[str]]:
+    store = MemoryPolicyStore()
+    ids = []
+    for i, text in enumerate(results):
+        rid = f"r{i}"
+        store.put(RecordInput(rid, f"Request: go on\nResult: {text}", kind="capture",
+                              created_at=JAN + i * 86400.0))
+        ids.append(rid)
+    return store, ids
+
+
+def _states_of(store: MemoryPolicyStore, rid: str, value: str) -> set[str]:
+    states = store.claim_state_map()
+    return {states.get(c.claim_id, "current") for c in store.all_claims()
+            if c.record_id == rid and c.value == value}
+
+
+def test_a_bare_number_said_as_the_old_value_names_a_percentage() -> None:
+    """"60 (was 70)" retires "target CPU 70%": the old side is written without its unit."""
+    store, (old, new) = _turns(
+        "Current HPA for routing-api: min 3, max 12 replicas, target CPU 70%.",
+        "Changed in `deploy/hpa.yaml`:\n- target CPU utilization: 60 (was 70)")
+    assert _states_of(store, old, "0.7") == {"superseded"}
+    assert _states_of(store, new, "60") == {"current"}
+
+
+def test_one_setting_named_by_its_key_in_both_statements_is_one_slot() -> None:
+    """The newer statement's key holds every word of the older's ("automated backups"):
+    one setting, so a newer value without a cue is at least disputed; a value of another
+    setting that shares one word ("retention") is left alone."""
+    store, (logs, old, new) = _turns(
+        "CloudWatch log retention: 30 days for every group.",
+        "billing-db (RDS PostgreSQL):\n- engine 15.5\n- automated backups 7 days, window "
+        "01:00-02:00 UTC",
+        "Fixed in `billing-db.tf`:\n\nbackup_retention_period: 35 days (the AWS maximum for "
+        "automated backups)")
+    assert _states_of(store, old, "604800s") & {"superseded", "conflicted"}
+    assert "current" not in _states_of(store, old, "604800s")
+    assert _states_of(store, logs, "2592000s") == {"current"}
+    assert "current" in _states_of(store, new, "3024000s")

@@ -25,7 +25,7 @@ from lintaid.capture.git import revision_status
 from lintaid.capture.record import REQUEST, RESULT, SUMMARY
 from lintaid.capture.transcript import cap_bytes
 from lintaid.retrieval.markers import markers
-from lintaid.retrieval.passages import mask
+from lintaid.retrieval.passages import mask, retired_spans
 from lintaid.retrieval.statements import BODY, statements
 from lintaid.retrieval.statements import Statement as TextStatement
 from lintaid_client import models
@@ -148,7 +148,7 @@ def excerpt(hit: Hit, *, seen: set[str] | None = None,
     """What an entry shows of ``hit``: its best matching statements (``hit.passages``), or,
     without any, its first; for a captured turn its result too when only its request
     matched; never a statement in ``seen`` (folded), never a retired one."""
-    retired = _spans(hit.claims, models.SUPERSEDED)
+    retired = retired_spans(hit.content, hit.claims)
     text = mask(hit.content, retired) if not hit.historical else hit.content
     sts = [st for st in statements(text) if not st.listing]
     if not sts:
@@ -507,7 +507,7 @@ def _outcome_line(hit: Hit, decisions: Sequence[Statement] = ()) -> str:
     """A turn: the first statement of its request and its result (as far as the line's
     budget goes), superseded statements cut out; flagged when one of its statements gives a
     listed decision's subject another value."""
-    text = mask(hit.content, _spans(hit.claims, models.SUPERSEDED))
+    text = mask(hit.content, retired_spans(hit.content, hit.claims))
     sts = [st for st in statements(text) if not st.listing]
     asked = [st for st in sts if st.part == "request"][:1]
     done = [st for st in sts if st.part in ("result", "summary")]

@@ -31,6 +31,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from . import topics
 from .kinds import kind_of
 from .topics import near_similarity, shape, shaped_contrasting, shaped_strong_overlap
 from .values import compatible
@@ -173,7 +174,7 @@ def explicit_relations(links: list[tuple[str, str]],
 RELATE_AT = 0.5
 """Topic similarity at which two claims with values of compatible types are about one thing
 (a confirmation needs this much)."""
-CUE_AT = 0.4
+CUE_AT = 0.3
 """A statement that says it changed a value of a specific kind (a duration, a rate, a version,
 a URL, a handle ...) needs only this much topic: its cue says such a value was replaced."""
 GENERIC_CUE_AT = 0.55
@@ -203,6 +204,59 @@ SEP = "\x1f"
 def replaced(replaces: str | None) -> set[str]:
     """The old values a claim's statement names."""
     return set(replaces.split(SEP)) if replaces else set()
+
+
+def _numeric(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def names_value(replaces: str | None, value: str, vtype: str) -> bool:
+    """Whether a statement's old values name ``value``: the same canonical form, or, for a
+    percentage, the bare number it was written with ("60 (was 70)" names 70%)."""
+    olds = replaced(replaces)
+    if value in olds:
+        return True
+    if vtype == "percent" and (x := _numeric(value)) is not None:
+        return any((y := _numeric(o)) is not None and abs(y - 100 * x) < 1e-9 for o in olds)
+    return False
+
+
+SLOT_AT = 0.6
+"""The similarity two claims are given when they fill one slot (``same_slot``)."""
+
+
+def _slot_terms(subject: str) -> set[str]:
+    return {t for t in topics.words(subject) if t not in topics.GENERIC and len(t) > 1}
+
+
+def same_slot(newer: ClaimRef, older: ClaimRef) -> bool:
+    """Whether two claims name the same setting by their keys: the words of the shorter
+    claim's subject (what its statement says the value is of: "automated backups", "target
+    cpu", "nvmrc") are all in the longer one's ("backup_retention_period ... automated
+    backups", "target cpu utilization"), at least two words, or one written as an
+    identifier (``max_conns``). Values of compatible types only."""
+    if not compatible(newer.predicate, older.predicate):
+        return False
+    a, b = _slot_terms(newer.subject), _slot_terms(older.subject)
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    if not short or not short <= long:
+        return False
+    if len(short) >= 2:
+        return True
+    (only,) = short
+    return only in _IDENTIFIER_KEYS(newer.subject, older.subject)
+
+
+def _IDENTIFIER_KEYS(*subjects: str) -> set[str]:  # noqa: N802
+    """Terms written as identifiers in a subject (``max_conns``, ``TRANSFORM_WH``)."""
+    out: set[str] = set()
+    for s in subjects:
+        for tok in re.findall(r"[A-Za-z][\w.]*[_.][\w.]+", s):
+            out.update(topics.words(tok))
+    return out
 
 
 def _contains(a: str, b: str) -> bool:
@@ -254,7 +308,7 @@ def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | No
                 and bool(newer.topic) and len(newer.subject) > 2
                 and newer.subject != newer.predicate)
     sim = 1.0 if same_key else similarity
-    names = older.value in replaced(newer.replaces)
+    names = names_value(newer.replaces, older.value, older.predicate)
     if newer.record_id == older.record_id and sim < SAME_RECORD_AT and not names:
         return None
     if newer.value == REMOVED:
@@ -304,6 +358,8 @@ def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | No
     if not specific:
         # a plain number, name or identifier: what is said right beside it must agree too
         sim = min(sim, near_similarity(a, b)) if not same_key else sim
+    if same_slot(newer, older):
+        sim = max(sim, SLOT_AT)
     if cue in ("change", "revert") and sim >= need:
         return rel(SUPERSEDES, 0.95, "correction_cue", _changed(newer, older))
     if cue == INTENT and sim >= (need if specific else max(need, INTENT_AT)):
