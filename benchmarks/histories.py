@@ -428,7 +428,8 @@ def score_start(text: str | None, facts: list[dict[str, Any]], sc: Score) -> Non
         shown = [v for v in fact.get("retired", []) if any(presents(i, v) for i in items)]
         if shown:
             sc.start_retired_shown += 1
-            sc.examples.append(f"START-RETIRED {fact['id']}: {shown}")
+            sc.examples.append(f"START-RETIRED {fact['id']}: {shown} in "
+                               + repr([i for i in items if any(presents(i, v) for v in shown)][:2]))
 
 
 # -- relations ---------------------------------------------------------------------------------

@@ -257,9 +257,11 @@ class HookDispatcher:
         state = reader.project_state(StateRequest(
             since=since, branch=branch, session_id=ev.session_id,
             this_session=source == injection.COMPACT))
+        verify = reader.needs_verifying(None, limit=5)
         return injection.state_block(state, where=injection.Where(branch, revision, cwd),
                                      source=source, max_bytes=self.config.max_bytes,
-                                     verify=reader.needs_verifying(None, limit=5))
+                                     verify=verify,
+                                     verify_hits=reader.hydrate([str(v["id"]) for v in verify]))
 
 
 REREAD_AFTER_S: Final = (0.5, 1.0, 2.0, 4.0, 8.0)

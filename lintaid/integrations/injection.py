@@ -346,8 +346,13 @@ def render_state(state: ProjectState, *, where: Where, source: str | None,
 
 def state_block(state: ProjectState, *, where: Where, source: str | None,
                 max_bytes: int = DEFAULT_MAX_BYTES,
-                verify: Sequence[Mapping[str, Any]] = ()) -> Block | None:
+                verify: Sequence[Mapping[str, Any]] = (),
+                verify_hits: Mapping[str, Hit] | None = None) -> Block | None:
     """The SessionStart block for ``state``, or None when there is nothing to say.
+
+    ``verify``: the staleness audit's items; ``verify_hits``, the same records as hits, so
+    each is shown by what the policy still holds of it (a turn's result, retired statements
+    cut out), not by the start of its text.
 
     ``source`` is how the session started: after a compaction (``compact``) what this
     session decided and did comes first; a resumed session is told what changed while it
@@ -372,7 +377,8 @@ def state_block(state: ProjectState, *, where: Where, source: str | None,
                      [_conflict_line(c) for c in old_conflicts]))
     sections.append(("verify", "May be out of date (staleness; check before relying on them, "
                      "then `lintaid confirm ID` or supersede):",
-                     [_verify_line(item) for item in verify]))
+                     [x for x in (_verify_line(item, (verify_hits or {}).get(str(item.get("id"))))
+                                  for item in verify) if x]))
     notes = [h for h in state.notes if h.id not in shown]
     sections.append(("notes", "Notes kept on purpose, newest first:",
                      [_note_line(h) for h in notes]))
@@ -387,8 +393,13 @@ def state_block(state: ProjectState, *, where: Where, source: str | None,
     return Block(text, list(dict.fromkeys(_MEMORY_ID.findall(listed))), markers(listed))
 
 
-def _verify_line(item: Mapping[str, Any]) -> str:
-    text = " ".join(str(item.get("content") or "").split())
+def _verify_line(item: Mapping[str, Any], hit: Hit | None = None) -> str | None:
+    if hit is not None:
+        text = " ".join(excerpt(hit).lines)
+        if not text:
+            return None  # nothing of it is still believed: the policy already retired it
+    else:
+        text = " ".join(str(item.get("content") or "").split())
     if len(text) > VERIFY_CHARS:
         text = text[: VERIFY_CHARS - 3] + "..."
     return (f"- {item.get('id')} [{item.get('level')}, {item.get('category')}, "

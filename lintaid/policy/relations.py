@@ -309,6 +309,14 @@ def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | No
                 and newer.subject != newer.predicate)
     sim = 1.0 if same_key else similarity
     names = names_value(newer.replaces, older.value, older.predicate)
+    if newer.record_id == older.record_id and older.cue_kind == CONTEXT \
+            and newer.cue_kind in ("change", "revert", INTENT) \
+            and newer.predicate == older.predicate and newer.predicate in SPECIFIC_TYPES \
+            and newer.value != older.value and sim >= CUE_AT \
+            and shaped_strong_overlap(shape(newer.topic), shape(older.topic)):
+        # "Since the 90s change the feed query doubled" answered by "TTL back to 5m": the
+        # request quoted the value its own turn then changed.
+        return rel(SUPERSEDES, 0.90, "context", _changed(newer, older))
     if newer.record_id == older.record_id and sim < SAME_RECORD_AT and not names:
         return None
     if newer.value == REMOVED:
