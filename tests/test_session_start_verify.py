@@ -29,3 +29,17 @@ def test_session_start_names_what_needs_verifying(served: Served) -> None:
     assert fresh["id"] not in section
     mem.call("confirm", {"id": pin["id"]})
     assert "May be out of date" not in context(served)
+
+
+def test_what_may_be_out_of_date_is_shown_by_what_is_still_believed(served: Served) -> None:
+    """A record the audit names is shown by the statements the policy still holds, its
+    retired one cut out, not by the start of its text."""
+    mem = served.memory()
+    now = time.time()
+    [old] = mem.add_many([{"content": "The upload limit is 25 MB. Thumbnails are rendered by "
+                                      "libvips.", "created_at": now - 65 * DAY}])["results"]
+    mem.add_many([{"content": "The upload limit is now 50 MB instead of 25 MB.",
+                   "created_at": now - DAY}])
+    section = context(served).split("May be out of date", 1)[1].split("\n\n", 1)[0]
+    assert old["id"] in section and "libvips" in section
+    assert "25 MB" not in section

@@ -179,7 +179,7 @@ def excerpt(hit: Hit, *, seen: set[str] | None = None,
             shown = f"{_LABEL[st.part]}: {shown}"
         part = st.part
         disputed = _overlaps(st, conflicted)
-        out.lines.append(shown + (" [conflicted]" if disputed else ""))
+        out.lines.append(shown + (DISPUTED if disputed else ""))
         out.conflicted = out.conflicted or disputed
         out.judged = out.judged or _overlaps(st, judged)
         out.values += [c.value.strip() for c in hit.claims
@@ -329,6 +329,10 @@ _WEAK_DECISION_TYPES: Final = frozenset({"code", "path"})
 STATE_SHARES: Final = {"session": 0.35, "decisions": 0.40, "changes": 0.15,
                        "conflicts": 0.12, "verify": 0.08, "notes": 0.10, "outcomes": 0.23}
 VERIFY_CHARS: Final = 160
+DISPUTED: Final = " [conflicted]"
+"""After a prompt entry's line that a conflict disputes."""
+CONFLICTED_MARK: Final = " [CONFLICTED: another statement disagrees]"
+"""After a SessionStart line whose statement is disputed."""
 COMPACT: Final = "compact"
 RESUME: Final = "resume"
 
@@ -395,7 +399,7 @@ def state_block(state: ProjectState, *, where: Where, source: str | None,
 
 def _verify_line(item: Mapping[str, Any], hit: Hit | None = None) -> str | None:
     if hit is not None:
-        text = " ".join(excerpt(hit).lines)
+        text = _state_text(excerpt(hit))
         if not text:
             return None  # nothing of it is still believed: the policy already retired it
     else:
@@ -459,8 +463,7 @@ def _decision_lines(statements: list[Statement], shown: set[str], said: set[str]
             continue
         said_them = []
         for st in chosen:
-            mark = " [CONFLICTED: another statement disagrees]" \
-                if st.status == models.CONFLICTED else ""
+            mark = CONFLICTED_MARK if st.status == models.CONFLICTED else ""
             said_it = _statement_of(st)
             said_them.append(f"{_label(st, said_it)}{_quote(said_it)}{mark}")
         shown.add(chosen[0].record_id)
@@ -509,8 +512,14 @@ def _changes_title(source: str | None, since: float) -> str:
     return f"Changed since your last session began ({_iso(since)}):"
 
 
+def _state_text(ex: Excerpt) -> str:
+    """An excerpt on one SessionStart line, marked as a decision line is when disputed."""
+    text = " ".join(line.removesuffix(DISPUTED) for line in ex.lines)
+    return text + CONFLICTED_MARK if text and ex.conflicted else text
+
+
 def _note_line(hit: Hit) -> str:
-    text = " ".join(excerpt(hit).lines)
+    text = _state_text(excerpt(hit))
     return f"- {cap_bytes(text, MAX_EVIDENCE_BYTES)} ({hit.id}, {_day(hit.created_at)})"
 
 

@@ -247,10 +247,10 @@ def same_slot(newer: ClaimRef, older: ClaimRef) -> bool:
     if len(short) >= 2:
         return True
     (only,) = short
-    return only in _IDENTIFIER_KEYS(newer.subject, older.subject)
+    return only in _identifier_terms(newer.subject, older.subject)
 
 
-def _IDENTIFIER_KEYS(*subjects: str) -> set[str]:  # noqa: N802
+def _identifier_terms(*subjects: str) -> set[str]:
     """Terms written as identifiers in a subject (``max_conns``, ``TRANSFORM_WH``)."""
     out: set[str] = set()
     for s in subjects:
