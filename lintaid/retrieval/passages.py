@@ -17,8 +17,8 @@ from lintaid_client.models import SUPERSEDED, Claim, Passage
 from .statements import statements
 
 MIN_RETIRED_TEXT = 3
-"""A retired value is looked for in the rest of its record's text only when at least this
-long (a bare "5" would blank every statement with a 5 in it)."""
+"""A retired value this long (and not a bare number) is taken as restated wherever its text
+stands; a shorter one or a number ("5", "20") only beside a word of what it was of."""
 
 
 def retired_spans(content: str, claims: Sequence[Claim]) -> list[tuple[int, int]]:
@@ -32,7 +32,7 @@ def retired_spans(content: str, claims: Sequence[Claim]) -> list[tuple[int, int]
     of: "conn" of ``max_conns``, since numbers recur by chance)."""
     spans = [(max(0, c.start), c.end) for c in claims
              if c.status == SUPERSEDED and c.end > c.start]
-    gone = [c for c in claims if c.status == SUPERSEDED and len(c.value.strip()) >= 1]
+    gone = [c for c in claims if c.status == SUPERSEDED and c.value.strip()]
     if not gone:
         return spans
     values = {c.value.strip().lower() for c in gone}
@@ -51,7 +51,7 @@ def retired_spans(content: str, claims: Sequence[Claim]) -> list[tuple[int, int]
 
 def _restates(text: str, claim: Claim) -> bool:
     value = claim.value.strip()
-    if not value or re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w-]|\.\d)", text,
+    if re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w-]|\.\d)", text,
                               re.IGNORECASE) is None:
         return False
     if len(value) >= MIN_RETIRED_TEXT and not re.fullmatch(r"[\d.,]+", value):
