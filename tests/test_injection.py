@@ -390,3 +390,23 @@ def test_a_request_restating_a_value_its_turn_retired_is_left_out(served: Served
     text = prompt(served, "How many connections does the pgx pool hold?")
     assert "40" in text
     assert "A pool of 20" not in text and "max_conns 20" not in text
+    # The record that changed it comes first, though its words ("pgxpool max_conns") match
+    # the question far less than the older record's do.
+    first = entries(text)[0]
+    assert "Raised the pgxpool max_conns from 20 to 40" in " ".join(first), text
+
+
+def test_session_start_quotes_no_statement_a_retired_claim_shared(served: Served) -> None:
+    """"pgxpool with max_conns 20 and min_conns 2" held a claim on each; once max_conns went
+    to 40 the sentence is no current decision, though min_conns 2 was never changed."""
+    capture(served, "s1", "DB layer: sqlc on top of pgx.",
+            "Done:\n- pgxpool with max_conns 20 and min_conns 2\n- migrations with goose")
+    capture(served, "s2", "We exceed the pool at peak; raise it.",
+            "Raised the pgxpool max_conns from 20 to 40 in `internal/store/pool.go`.")
+    served.call("search", {"query": "settle", "top_k": 1})
+    out = served.hook("SessionStart", {"session_id": "s3", "source": "startup"})
+    text = str(out["hookSpecificOutput"]["additionalContext"])
+    decisions = text.split("Current decisions", 1)[1].split("\n\n", 1)[0]
+    assert "from 20 to 40" in decisions
+    assert "max_conns 20 and" not in decisions, decisions
+    assert "DB layer: sqlc on top of pgx" in decisions  # its other statement still stands

@@ -98,7 +98,11 @@ def found_on_disk(root: Path) -> list[str]:
         if not path.is_file():
             continue
         in_index = path.relative_to(top).parts[0] == "index"
-        piece = secret_piece(path.read_bytes(), ascending if in_index else lambda piece: False)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:  # a running index merged it away after the listing
+            continue
+        piece = secret_piece(data, ascending if in_index else lambda piece: False)
         if piece is not None:
             hits.append(f"{path.relative_to(root)}: {piece.decode()!r}")
     return hits

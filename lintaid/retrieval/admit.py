@@ -19,7 +19,9 @@ The rules, in order:
   project ("In Go, what happens if you write to a nil map?", ``generic_question``) must
   reach the higher ``GENERIC_FLOOR``: a word or two it shares with memory is no answer.
 * **Each entry earns its place.** After the first, a hit comes in only when its matching
-  statements hold a share (``gain``) of the prompt's weight that the hits before it do not.
+  statements hold a share (``gain``) of the prompt's weight that the hits before it do not,
+  or when it replaced part of another hit: the answer now comes just before the record
+  whose statement it retired (``replacements_first``).
 """
 
 from __future__ import annotations
@@ -213,21 +215,54 @@ def admit(hits: Sequence[Hit], prompt: str, limits: Limits = Limits()) -> list[H
     # The search's order (each index's own ranking, merged by relevance), code last.
     kept = [h for h, r in scored if r >= limits.relative * best]
     kept.sort(key=is_code)
+    kept = replacements_first(kept, [h for h in hits if h.kind != models.PROMPT])
     return spread_sessions(adding(kept, limits.gain), limits.count, limits.per_session)
+
+
+def replaced_by(hit: Hit) -> list[str]:
+    """The records that replaced a claim of ``hit`` (or all of it), in claim order."""
+    found = dict.fromkeys(c.superseded_by for c in hit.claims if c.superseded_by)
+    if hit.superseded_by:
+        found[hit.superseded_by] = None
+    return [rid for rid in found if rid and rid != hit.id]
+
+
+def replacements_first(kept: Sequence[Hit], candidates: Sequence[Hit]) -> list[Hit]:
+    """``kept`` with each record that replaced part of a kept hit just before it, taken from
+    the prompt's other candidates (any the search found, however weakly: the words of a
+    change often differ from the question's, "max_conns" for "connections"): an older record that
+    still matches on what it said before ranks above the record that changed it (more of
+    its words match), and the answer now must come first, not be dropped as saying the
+    same thing again."""
+    by_id = {h.id: h for h in candidates}
+    out: list[Hit] = []
+    placed: set[str] = set()
+    for hit in kept:
+        for rid in replaced_by(hit):
+            newer = by_id.get(rid)
+            if newer is not None and rid not in placed:
+                out.append(newer)
+                placed.add(rid)
+        if hit.id not in placed:
+            out.append(hit)
+            placed.add(hit.id)
+    return out
 
 
 def adding(hits: Sequence[Hit], gain: float) -> list[Hit]:
     """The first hit, then each whose stated (not asked) terms hold at least ``gain`` of the
     prompt's weight in terms no hit before it held (``Passage.terms``), or that is the other
-    side of a review waiting on a hit before it: two records disagreeing on one thing are
+    side of a review waiting on a hit before it, or replaced part of another hit: two records disagreeing on one thing are
     two answers, not the same one twice, and the agent must see both."""
     out: list[Hit] = []
     covered: set[str] = set()
     disputed: set[str] = set()
+    replacing = {rid for hit in hits for rid in replaced_by(hit)}
     for hit in hits:
         terms = _stated(hit)
         new = sum(w for t, w in terms.items() if t not in covered)
-        if out and new < gain and not disputed.intersection(hit.reviews):
+        if (out and new < gain and not disputed.intersection(hit.reviews)
+                and hit.id not in replacing):
             continue
         out.append(hit)
         covered.update(terms)
