@@ -34,7 +34,7 @@ from .policy.staleness import StalenessConfig
 from .retrieval.admit import chit_chat
 from .retrieval.dates import date_phrases
 from .retrieval.passages import passages as find_passages
-from .retrieval.passages import retired_spans
+from .retrieval.passages import retired_matches, retired_spans
 from .retrieval.query import plan as query_plan
 from .retrieval.rank import POOL, boost_dates, fuse_neighbours
 from .store.index import TantivyIndex, Terms, boolean, const_score, millis
@@ -189,7 +189,7 @@ class Reader:
                 if terms is not None:
                     for hit in found:
                         if (hit.relevance or 0.0) >= req.passages_from:
-                            hit.passages = _passages(hit, terms)
+                            _match(hit, terms)
             hits = merge(hits, found)
             hidden += ws_hidden
         return SearchResult(results=hits[: req.top_k], hidden=hidden, history=history)
@@ -507,7 +507,7 @@ class Reader:
                 # As of a past time, a record retired only later was current then.
                 hit.historical = hit.historical or (historical and req.as_of is None)
                 if req.passages and hit.relevance >= req.passages_from:
-                    hit.passages = _passages(hit, terms)
+                    _match(hit, terms)
                 out.append(hit)
         context.attach(self.memory, out, history=history, now=req.now)
         return out, max(hidden, 0)
@@ -831,11 +831,16 @@ def merge(first: list[Hit], second: list[Hit]) -> list[Hit]:
     return out + [h for g in groups[i:] for h in g] + second[j:]
 
 
-def _passages(hit: Hit, terms: Terms) -> list[models.Passage]:
-    """The hit's statements that match the query, weighed by ``terms`` (its own index's);
-    a current read never points into a superseded claim's sentence."""
-    retired = [] if hit.historical else retired_spans(hit.content, hit.claims)
-    return find_passages(hit.content, retired, terms.match)
+def _match(hit: Hit, terms: Terms) -> None:
+    """The hit's statements that match the query, weighed by ``terms`` (its own index's),
+    and the retired claims whose statements do: a current read never points into a
+    superseded claim's sentence, and knows which retired claims the query was about."""
+    if hit.historical:
+        hit.passages = find_passages(hit.content, [], terms.match)
+        return
+    hit.passages = find_passages(hit.content, retired_spans(hit.content, hit.claims),
+                                 terms.match)
+    hit.retired_matches = retired_matches(hit.content, hit.claims, terms.match)
 
 
 def _workspace_hit(row: dict[str, Any]) -> Hit:

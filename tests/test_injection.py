@@ -294,13 +294,19 @@ def test_a_superseded_statement_is_left_out_and_named() -> None:
                     start=0, end=26, superseded_by="m9", replaced_by_value="5"),
               Claim("c2", "m1", "gateway retry attempts", "value", "5", start=27,
                     end=len(content))]
-    block = injection.recall([_hit(content, claims=claims)],
+    # The query matched the retired statement (``Hit.retired_matches``): the note says so.
+    block = injection.recall([_hit(content, claims=claims, retired_matches={"c1": 0.5})],
                              where=injection.Where(None, None, None))
     assert block is not None
     (entry,) = entries(block.text)
     assert entry[1:] == ["Gateway retry attempts: 5.",
                          "Superseded here: gateway retry attempts (now: 5, per m9)"]
     assert entry[0].endswith(" · current")
+    # A query that matched only the rest of the record gets no note on what else changed.
+    block = injection.recall([_hit(content, claims=claims)],
+                             where=injection.Where(None, None, None))
+    assert block is not None
+    assert entries(block.text)[0][1:] == ["Gateway retry attempts: 5."]
 
 
 def test_session_start_leaves_small_talk_out_and_flags_a_contradicting_outcome(
@@ -410,3 +416,46 @@ def test_session_start_quotes_no_statement_a_retired_claim_shared(served: Served
     assert "from 20 to 40" in decisions
     assert "max_conns 20 and" not in decisions, decisions
     assert "DB layer: sqlc on top of pgx" in decisions  # its other statement still stands
+
+
+def test_what_replaced_the_asked_statement_comes_first_and_nothing_else_is_pulled() -> None:
+    """An older turn matches the prompt on a statement since retired: the record that
+    retired it answers, though its own words match little, and comes first; a record that
+    retired something else of the older turn, or a statement the prompt only brushes, is
+    not pulled in by it."""
+    older = ("Request: A pool of 20 connections is plenty.\n"
+             "Result: pgxpool with max_conns 20; retries 5 with jitter.")
+    claims = [Claim("o::c1", "old", "pgxpool max_conns", "number", "20", status="superseded",
+                    start=54, end=76, superseded_by="new", replaced_by_value="40"),
+              Claim("o::c2", "old", "retries", "number", "5", status="superseded",
+                    start=78, end=len(older), superseded_by="other", replaced_by_value="3")]
+    pool = {"pool": 0.4, "connect": 0.4}
+    old = Hit(id="old", content=older, relevance=0.6, claims=claims, session_id="a",
+              passages=[Passage(0, 44, 0.2, {"pgx": 0.2})],
+              retired_matches={"o::c1": 0.8, "o::c2": 0.1})
+    new = Hit(id="new", content="Result: Raised max_conns from 20 to 40.", relevance=0.05,
+              session_id="b")
+    other = Hit(id="other", content="Result: Retries now 3.", relevance=0.05, session_id="c")
+    prompt = "How many connections does the pgx pool hold?"
+    assert [h.id for h in admit.admit([old, new, other], prompt)] == ["new", "old"]
+    # The same older turn, matched mostly on what still stands: nothing is pulled in.
+    old.retired_matches = {"o::c1": 0.1}
+    old.passages = [Passage(0, 44, 0.8, pool)]
+    assert [h.id for h in admit.admit([old, new, other], prompt)] == ["old"]
+
+
+def test_retired_matches_name_the_claims_the_query_found_in_retired_statements() -> None:
+    from lintaid.retrieval.passages import retired_matches
+    content = ("Request: A pool of 20 connections is plenty.\n"
+               "Result: pgxpool with max_conns 20 and min_conns 2.\nResult: retries 5.")
+    c1 = Claim("c1", "m", "pgxpool max_conns", "number", "20", status="superseded",
+               start=54, end=100, superseded_by="n")
+    c2 = Claim("c2", "m", "retries", "number", "5", status="superseded",
+               start=101, end=len(content), superseded_by="o")
+
+    def match(text: str) -> dict[str, float]:
+        return {w: 0.25 for w in ("pool", "connections") if w in text}
+
+    # The request restates c1's 20 beside "pool": its match counts for c1; c2's does not.
+    assert retired_matches(content, [c1, c2], match) == {"c1": 0.5}
+    assert retired_matches(content, [c1, c2], lambda text: {}) == {}

@@ -227,6 +227,9 @@ class Hit(_Model, Mapping[str, Any]):
     reviews: list[str] = field(default_factory=list)  # review items waiting on this record
     context: list[Context] = field(default_factory=list)  # conversation turns only
     passages: list[Passage] = field(default_factory=list)  # what matched, best first
+    # retired claims whose statements match the query, each with the share of the query's
+    # weight matched there: filled with the passages
+    retired_matches: dict[str, float] = field(default_factory=dict)
     # workspace chunks
     path: str | None = None
     start_line: int | None = None

@@ -151,8 +151,9 @@ def excerpt(hit: Hit, *, seen: set[str] | None = None,
     retired = retired_spans(hit.content, hit.claims)
     text = mask(hit.content, retired) if not hit.historical else hit.content
     sts = [st for st in statements(text) if not st.listing]
+    notes = _superseded_notes(_noted(hit), hit.id)[:MAX_NOTES]
     if not sts:
-        return Excerpt(notes=_superseded_notes(hit.claims, hit.id)[:MAX_NOTES])
+        return Excerpt(notes=notes)
     chosen = _chosen(sts, hit)[:statements_max]
     order = {st.start: n for n, st in enumerate(sts)}
     if chosen and all(st.part == "request" for st in chosen):
@@ -167,7 +168,7 @@ def excerpt(hit: Hit, *, seen: set[str] | None = None,
             picked[sts[follow].start] = sts[follow]
     conflicted = _spans(hit.claims, models.CONFLICTED)
     judged = _spans(hit.claims, models.CURRENT) + conflicted
-    out = Excerpt(notes=_superseded_notes(hit.claims, hit.id)[:MAX_NOTES])
+    out = Excerpt(notes=notes)
     said = set(seen or ())
     part = BODY
     for st in sorted(picked.values(), key=lambda s: s.start):
@@ -187,6 +188,16 @@ def excerpt(hit: Hit, *, seen: set[str] | None = None,
                        and c.start < st.end and c.end > st.start
                        and len(c.value.strip()) >= MIN_VALUE_CHARS]
     return out
+
+
+def _noted(hit: Hit) -> list[Claim]:
+    """The claims a note may say were superseded: for a hit found by a query (it came with
+    passages), only those whose statements the query matched (a note on something else the
+    record also said is noise to this prompt); otherwise all."""
+    if not hit.passages:
+        return list(hit.claims)
+    asked = set(hit.retired_matches)
+    return [c for c in hit.claims if c.claim_id in asked]
 
 
 def _chosen(sts: list[TextStatement], hit: Hit) -> list[TextStatement]:

@@ -220,10 +220,15 @@ def admit(hits: Sequence[Hit], prompt: str, limits: Limits = Limits()) -> list[H
 
 
 def replaced_by(hit: Hit) -> list[str]:
-    """The records that replaced a claim of ``hit`` (or all of it), in claim order."""
-    found = dict.fromkeys(c.superseded_by for c in hit.claims if c.superseded_by)
-    if hit.superseded_by:
-        found[hit.superseded_by] = None
+    """The records that replaced a claim of ``hit`` whose statement matched the query at
+    least as well as anything still standing in the hit (``Hit.retired_matches`` against
+    its best passage), in claim order: what the prompt asked about was changed there. A
+    change to something else the record also said, or one the query only brushes (a word
+    of a long retired sentence), is no answer to it."""
+    best = max((p.weight for p in hit.passages), default=0.0)
+    asked = {cid for cid, weight in hit.retired_matches.items() if weight >= best}
+    found = dict.fromkeys(c.superseded_by for c in hit.claims
+                          if c.superseded_by and c.claim_id in asked)
     return [rid for rid in found if rid and rid != hit.id]
 
 

@@ -30,23 +30,49 @@ def retired_spans(content: str, claims: Sequence[Claim]) -> list[tuple[int, int]
     was retired in its record; a statement with no claim of its own goes when it states a
     retired value as written (a bare number only beside a word of what it was the number
     of: "conn" of ``max_conns``, since numbers recur by chance)."""
-    spans = [(max(0, c.start), c.end) for c in claims
-             if c.status == SUPERSEDED and c.end > c.start]
-    gone = [c for c in claims if c.status == SUPERSEDED and c.value.strip()]
-    if not gone:
-        return spans
-    values = {c.value.strip().lower() for c in gone}
+    return sorted((start, end) for start, end, _ids in _retired(content, claims))
+
+
+def retired_matches(content: str, claims: Sequence[Claim],
+                    match: Callable[[str], dict[str, float]]) -> dict[str, float]:
+    """The retired claims whose statement, or a statement restating their value, holds a
+    term of the query, each with the share of the query's weight the best such statement
+    holds (in text order): what the prompt asked about that was changed, so that what
+    changed it can be the answer (``retrieval.admit``) and a note saying so earns its line
+    (``integrations.injection``)."""
+    out: dict[str, float] = {}
+    for start, end, ids in sorted(_retired(content, claims)):
+        weight = round(sum(match(content[start:end]).values()), 4)
+        if weight > 0:
+            for cid in ids:
+                out[cid] = max(out.get(cid, 0.0), weight)
+    return out
+
+
+def _retired(content: str, claims: Sequence[Claim]) -> list[tuple[int, int, tuple[str, ...]]]:
+    """``retired_spans`` with the ids of the retired claims each span went with."""
+    gone = [c for c in claims if c.status == SUPERSEDED]
+    out: list[tuple[int, int, tuple[str, ...]]] = [
+        (max(0, c.start), c.end, (c.claim_id,)) for c in gone if c.end > c.start]
+    valued = [c for c in gone if c.value.strip()]
+    if not valued:
+        return out
+    values = {c.value.strip().lower() for c in valued}
     for st in statements(content):
-        if any(s < st.end and e > st.start for s, e in spans):
+        if any(s < st.end and e > st.start for s, e, _ids in out):
             continue
         inside = [c for c in claims if c.start < st.end and c.end > st.start]
         if inside:
             if st.part == "request" and all(c.value.strip().lower() in values
                                             for c in inside):
-                spans.append((st.start, st.end))
-        elif any(_restates(st.text, c) for c in gone):
-            spans.append((st.start, st.end))
-    return sorted(spans)
+                said = {c.value.strip().lower() for c in inside}
+                out.append((st.start, st.end, tuple(
+                    c.claim_id for c in valued if c.value.strip().lower() in said)))
+        else:
+            restated = tuple(c.claim_id for c in valued if _restates(st.text, c))
+            if restated:
+                out.append((st.start, st.end, restated))
+    return out
 
 
 def _restates(text: str, claim: Claim) -> bool:
