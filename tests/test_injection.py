@@ -431,7 +431,7 @@ def test_what_replaced_the_asked_statement_comes_first_and_nothing_else_is_pulle
                     start=78, end=len(older), superseded_by="other", replaced_by_value="3")]
     pool = {"pool": 0.4, "connect": 0.4}
     old = Hit(id="old", content=older, relevance=0.6, claims=claims, session_id="a",
-              passages=[Passage(0, 44, 0.2, {"pgx": 0.2})],
+              passages=[Passage(0, 44, 0.4, {"pgx": 0.4})],
               retired_matches={"o::c1": 0.8, "o::c2": 0.1})
     new = Hit(id="new", content="Result: Raised max_conns from 20 to 40.", relevance=0.05,
               session_id="b")
