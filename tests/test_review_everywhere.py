@@ -211,3 +211,38 @@ def test_decisions_on_both_kinds_of_pair_travel_with_an_export(
     state = other.hook("SessionStart", {"session_id": "s9", "source": "startup"})
     text = state["hookSpecificOutput"]["additionalContext"]
     assert f"({DECISIONS}:3)" not in text and f'"{STATED}" ({scene.capture}' in text
+
+
+def test_a_memory_that_says_it_changed_a_documents_value_waits_for_review(
+        project: Path, serve: Callable[..., Served], tmp_path: Path) -> None:
+    """"Cache TTL is now 90 seconds." against a decision document's "Cache TTL: 60 seconds.":
+    the memory supersedes the file's statement for the policy, but memory never marks a
+    document, so the file's value is still offered as a current decision beside it. The pair
+    waits in the queue like a conflict; accepting it stops the file's value being offered."""
+    git_init(project)
+    (project / "docs").mkdir()
+    (project / "docs" / "cache.md").write_text("# Cache\n\nCache TTL: 60 seconds.\n")
+    served = serve(project, watch=True)
+    wait_for(lambda: served.json("status")["workspace"]["ready"], timeout=60)
+    transcript = write_transcript(tmp_path / "t.jsonl", [
+        ("user", "Which cache TTL does the API use?"),
+        ("assistant", "Cache TTL is now 90 seconds.")], cwd=str(project))
+    assert served.hook("Stop", stop_payload(transcript, cwd=str(project))) == {}
+    capture = wait_for(lambda: served.json("list")["results"])[0]["id"]
+    queue = served.json("review")["results"]
+    assert len(queue) == 1, queue
+    item = queue[0]
+    assert item["kind"] == "supersedes"
+    assert item["newer"]["record_id"] == capture
+    assert (item["older"]["path"], item["older"]["value"]) == ("docs/cache.md", "60s")
+    assert served.json("get", capture)["reviews"] == [item["id"]]
+    viewer = open_viewer(served)
+    assert f'data-item="{item["id"]}"' in viewer.get("/conflicts").body
+
+    out = served.cli("review", "accept", item["id"])
+    assert "docs/cache.md still says '60s'" in out.stdout, out.stdout + out.stderr
+    assert served.json("review")["results"] == []
+    assert served.json("get", capture)["status"] == "current"
+    state = served.hook("SessionStart", {"session_id": "s9", "source": "startup"})
+    text = state["hookSpecificOutput"]["additionalContext"]
+    assert "(docs/cache.md:3)" not in text and capture in text
