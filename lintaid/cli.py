@@ -827,13 +827,14 @@ IMPORT_BATCH_BYTES = 4 * 2**20
 @project_option
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["auto", "jsonl", "mem0"]), default="auto",
-              show_default=True, help="FILE's format: lintaid's export, or mem0's.")
+              show_default=True, help="FILE's format: lintaid's JSON Lines, or mem0's export "
+              "(a memlint list, lintaid's --format memlint included, reads as mem0's).")
 @op_options("import")
 @json_flag
 def import_(root: Path, file: Path, fmt: str, as_json: bool, **values: Any) -> None:
-    """Import an export (lintaid's JSON Lines, or mem0's): importing the same file twice adds
-    nothing; every row added is audited as an import; explicit times are kept. FILE - reads
-    standard input. The whole file is checked before anything is sent."""
+    """Import an export (lintaid's JSON Lines, mem0's, or memlint's): importing the same file
+    twice adds nothing; every row added is audited as an import; explicit times are kept.
+    FILE - reads standard input. The whole file is checked before anything is sent."""
     from . import transfer
 
     try:

@@ -41,7 +41,7 @@ from lintaid_client.models import (
 )
 
 from .capture.record import normalize_user
-from .policy.relations import CONFLICT, CONFLICTS_WITH, pair_id
+from .policy.relations import CONFLICT, CONFLICTS_WITH, SUPERSEDES, pair_id
 from .policy.review import ACCEPT, REJECT, reviewable, waits
 from .policy.status import CONFLICTED, SUPERSEDED
 from .store.reviews import ReviewTable
@@ -129,10 +129,21 @@ def _completed(rows: list[dict[str, Any]],
     return out
 
 
+def _over_document(row: dict[str, Any]) -> bool:
+    """A memory's supersession of a decision document, however sure ("Signature max age is
+    now 600 seconds" against the file's 300): memory never marks a document, so the file's
+    statement still stands as a current decision beside the memory's, and only a person
+    settles it."""
+    return (row["kind"] == SUPERSEDES and bool(row["older_external"])
+            and not row["newer_external"])
+
+
 def _waiting(row: dict[str, Any]) -> bool:
     """A pending item: the policy left it unsettled and neither side is retired. A document's
     end stands while the workspace has not retired it (memory never marks a document)."""
-    if not waits(row["kind"], row["confidence"], explicit=False):
+    if not (waits(row["kind"], row["confidence"], explicit=False)
+            or (_over_document(row)
+                and reviewable(row["kind"], row["confidence"], explicit=False))):
         return False
     if any(row.get(f"{side}_document_status") == SUPERSEDED for side in ("newer", "older")):
         return False

@@ -12,6 +12,8 @@ viewer, and what was decided holds through a restart.
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -173,3 +175,74 @@ def test_rejecting_the_document_pair_and_accepting_the_memories_from_the_viewer(
     older = memories["older"]["record_id"]
     assert served.cli("get", older).exit_code != 0 or scene.status(older) == "superseded"
     assert scene.queue() == []
+
+
+def test_decisions_on_both_kinds_of_pair_travel_with_an_export(
+        scene: Scene, serve: Callable[..., Served], tmp_path: Path) -> None:
+    """An export carries the decision on a memory against a document (it names the file by its
+    path, no memory): re-imported into its store it is already there, and imported into a
+    copy of the project (the same decision document, as old) it settles the pair there too."""
+    served = scene.served
+    document, memories = scene.item("document"), scene.item("memory")
+    assert served.cli("review", "accept", document["id"]).exit_code == 0
+    assert served.cli("review", "reject", memories["id"]).exit_code == 0
+    path = tmp_path / "export.jsonl"
+    assert served.cli("export", "--output", str(path)).exit_code == 0
+    again = served.json("import", str(path))["counts"]
+    assert again["review"] == {"NONE": 2}, again
+    assert "SKIP" not in json.dumps(again)
+
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    git_init(clone)
+    (clone / "docs").mkdir()
+    (clone / DECISIONS).write_text(DOCUMENT)
+    # the file as old as the source's (copied with its times): newer than the memory, a
+    # document would supersede it by itself, and there would be nothing to decide
+    mtime = (served.root / DECISIONS).stat().st_mtime_ns
+    os.utime(clone / DECISIONS, ns=(mtime, mtime))
+    other = serve(clone, watch=True)
+    wait_for(lambda: other.json("status")["workspace"]["ready"], timeout=60)
+    counts = other.json("import", str(path))["counts"]
+    assert counts["review"] == {"ADD": 2}, counts
+    assert other.json("review")["results"] == []
+    assert other.json("list", "--status", "conflicted")["results"] == []
+    assert other.json("get", scene.capture)["status"] == "current"
+    state = other.hook("SessionStart", {"session_id": "s9", "source": "startup"})
+    text = state["hookSpecificOutput"]["additionalContext"]
+    assert f"({DECISIONS}:3)" not in text and f'"{STATED}" ({scene.capture}' in text
+
+
+def test_a_memory_that_says_it_changed_a_documents_value_waits_for_review(
+        project: Path, serve: Callable[..., Served], tmp_path: Path) -> None:
+    """"Cache TTL is now 90 seconds." against a decision document's "Cache TTL: 60 seconds.":
+    the memory supersedes the file's statement for the policy, but memory never marks a
+    document, so the file's value is still offered as a current decision beside it. The pair
+    waits in the queue like a conflict; accepting it stops the file's value being offered."""
+    git_init(project)
+    (project / "docs").mkdir()
+    (project / "docs" / "cache.md").write_text("# Cache\n\nCache TTL: 60 seconds.\n")
+    served = serve(project, watch=True)
+    wait_for(lambda: served.json("status")["workspace"]["ready"], timeout=60)
+    transcript = write_transcript(tmp_path / "t.jsonl", [
+        ("user", "Which cache TTL does the API use?"),
+        ("assistant", "Cache TTL is now 90 seconds.")], cwd=str(project))
+    assert served.hook("Stop", stop_payload(transcript, cwd=str(project))) == {}
+    capture = wait_for(lambda: served.json("list")["results"])[0]["id"]
+    queue = served.json("review")["results"]
+    assert len(queue) == 1, queue
+    item = queue[0]
+    assert item["kind"] == "supersedes"
+    assert item["newer"]["record_id"] == capture
+    assert (item["older"]["path"], item["older"]["value"]) == ("docs/cache.md", "60s")
+    assert served.json("get", capture)["reviews"] == [item["id"]]
+    viewer = open_viewer(served)
+    assert f'data-item="{item["id"]}"' in viewer.get("/conflicts").body
+
+    out = served.cli("review", "accept", item["id"])
+    assert "docs/cache.md still says '60s'" in out.stdout, out.stdout + out.stderr
+    assert served.json("review")["results"] == []
+    assert served.json("get", capture)["status"] == "current"
+    state = served.hook("SessionStart", {"session_id": "s9", "source": "startup"})
+    text = state["hookSpecificOutput"]["additionalContext"]
+    assert "(docs/cache.md:3)" not in text and capture in text

@@ -76,3 +76,23 @@ def test_a_backup_stays_when_the_file_cannot_be_checked(tmp_path: Path) -> None:
     assert backup_path(path).exists()  # not checked: kept
     assert finish_removal(path, {"a": 1}, lambda: '{"a": 1}\n', json_plain) == "written"
     assert not backup_path(path).exists()  # checked: gone
+
+
+@pytest.mark.parametrize("name,folder", [("claude-code", ".claude"), ("codex", ".codex"),
+                                         ("gemini", ".gemini"), ("cursor", ".cursor")])
+def test_uninstall_leaves_no_empty_folder_it_made(tmp_path: Path, name: str,
+                                                  folder: str) -> None:
+    client = registry.get(name)
+    project = tmp_path / "project"
+    project.mkdir()
+    client.install(project, "project", MOVED)
+    assert (project / folder).is_dir()
+    client.uninstall(project, "project", MOVED)
+    assert sorted(p.name for p in project.iterdir()) == []  # as it was before the install
+    # a folder holding anything of the developer's stays, with it
+    (project / folder).mkdir()
+    (project / folder / "notes.txt").write_text("mine\n")
+    client.install(project, "project", MOVED)
+    client.uninstall(project, "project", MOVED)
+    assert sorted(p.name for p in (project / folder).iterdir()) == ["notes.txt"]
+    assert backups(project) == []

@@ -222,6 +222,16 @@ def finish_removal(path: Path, data: Any, dump: Callable[[], str],
     return "written"
 
 
+def remove_empty_folder(folder: Path) -> None:
+    """Remove a project's client folder (``.claude/``, ``.codex/`` ...) that uninstall left
+    empty: install made it for lintaid's file, or nothing of the developer's is in it. A
+    folder holding anything, or not there, is left alone."""
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
+
+
 def _drop_backup(bak: Path, verified: bool) -> None:
     """Remove uninstall's backup once what it restored was checked; keep it otherwise."""
     if verified:

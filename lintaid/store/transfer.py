@@ -12,6 +12,7 @@ audited as an ``import``.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, Protocol
@@ -84,6 +85,18 @@ def page(conn: sqlite3.Connection, user_id: str, section: str, after: int, limit
 
 
 # -- import (writer thread) ------------------------------------------------------------------
+_MEMORY_ID: Final = re.compile(r"m[0-9a-f]{23}")
+
+
+def document_end(end: str) -> bool:
+    """Whether a review decision's end names a decision document (the project-relative path
+    of a file) rather than a memory (``m`` and 23 hex digits, ``NewRecord.record_id``)."""
+    if _MEMORY_ID.fullmatch(end) or not end or "\\" in end or "\x00" in end:
+        return False
+    parts = end.split("/")
+    return not end.startswith("/") and all(part not in ("", ".", "..") for part in parts)
+
+
 def _existing(conn: sqlite3.Connection, ids: Sequence[str], user_id: str) -> set[str]:
     marks = ", ".join("?" * len(ids))
     return {r[0] for r in conn.execute(
@@ -131,15 +144,20 @@ def apply(store: Writes, item: dict[str, Any], user_id: str, actor: str) -> dict
     if kind == "review":
         row = {**{c: item.get(c) for c in DECISION_COLUMNS}, "user_id": user_id}
         ends = [str(row["newer_record"]), str(row["older_record"])]
-        if _existing(conn, list(dict.fromkeys(ends)), user_id) != set(ends):
+        # A decision on a memory against a decision document names the file by its path:
+        # only its memory end must be here (the file is the project's, read by the daemon).
+        here = _existing(conn, list(dict.fromkeys(ends)), user_id)
+        memories = [end for end in dict.fromkeys(ends) if end in here]
+        if not memories or not all(end in here or document_end(end) for end in ends):
             return {"event": "SKIP", "reason": "a memory it names is not here"}
         marks = ", ".join("?" * len(DECISION_COLUMNS))
         if not conn.execute(f"INSERT OR IGNORE INTO reviews({', '.join(DECISION_COLUMNS)})"
                             f" VALUES ({marks})", [row[c] for c in DECISION_COLUMNS]).rowcount:
             return {"event": "NONE"}
-        store.audit(actor, "import", ends[1], user_id, None, None,
+        target = ends[1] if ends[1] in memories else memories[0]
+        store.audit(actor, "import", target, user_id, None, None,
                     {"type": "review", "review": row["item_id"], "decision": row["decision"]})
-        store.mark_dirty(ends)
+        store.mark_dirty(memories)
         return {"event": "ADD"}
     if kind == "confirmation":
         rid, at, by = item["record_id"], float(item["at"]), item.get("actor") or actor

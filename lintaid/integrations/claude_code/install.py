@@ -14,7 +14,13 @@ from typing import Any, Final
 
 from ..base import Check, Commands, InstallReport, Scope
 from ..checks import Registration, as_argv, group_commands, run_all
-from ..config_files import ConfigError, load_json, save_json, save_or_remove
+from ..config_files import (
+    ConfigError,
+    load_json,
+    remove_empty_folder,
+    save_json,
+    save_or_remove,
+)
 from ..hook_entries import is_hook_command, our_mcp_entry
 
 PROVIDER_ARG: Final = "claude-code"
@@ -110,6 +116,8 @@ def uninstall(root: Path, scope: Scope, commands: Commands) -> InstallReport:
         if report.changes:
             save_or_remove(path, settings)
     report.changes.extend(_uninstall_mcp(mcp_path(root, scope)))
+    if scope == "project":
+        remove_empty_folder(path.parent)
     return report
 
 

@@ -24,6 +24,7 @@ from ..config_files import (
     finish_removal,
     load_json,
     load_toml,
+    remove_empty_folder,
     save_json,
     save_or_remove,
     toml_plain,
@@ -127,6 +128,8 @@ def uninstall(root: Path, scope: Scope, commands: Commands) -> InstallReport:
                 del doc["mcp_servers"]
             finish_removal(toml_path, doc.unwrap(), lambda: tomlkit.dumps(doc), toml_plain)
             report.changes.append(f"removed MCP server '{MCP_SERVER_NAME}' from {toml_path}")
+    if scope == "project":
+        remove_empty_folder(config_dir(root, scope))
     return report
 
 

@@ -15,7 +15,13 @@ from typing import Any, Final
 
 from ..base import Check, Commands, InstallReport, Scope
 from ..checks import Registration, as_argv, flat_commands, run_all
-from ..config_files import ConfigError, load_json, save_json, save_or_remove
+from ..config_files import (
+    ConfigError,
+    load_json,
+    remove_empty_folder,
+    save_json,
+    save_or_remove,
+)
 from ..hook_entries import (
     MCP_SERVER_NAME,
     hook_command,
@@ -109,6 +115,8 @@ def uninstall(root: Path, scope: Scope, commands: Commands) -> InstallReport:
                 del config["mcpServers"]
             save_or_remove(mpath, config)
             report.changes.append(f"removed MCP server '{MCP_SERVER_NAME}' from {mpath}")
+    if scope == "project":
+        remove_empty_folder(config_dir(root, scope))
     return report
 
 

@@ -13,7 +13,13 @@ from typing import Any, Final
 
 from ..base import Check, Commands, InstallReport, Scope
 from ..checks import Registration, as_argv, group_commands, notes_as_checks, run_all
-from ..config_files import ConfigError, load_json, save_json, save_or_remove
+from ..config_files import (
+    ConfigError,
+    load_json,
+    remove_empty_folder,
+    save_json,
+    save_or_remove,
+)
 from ..hook_entries import (
     MCP_SERVER_NAME,
     holds_ours,
@@ -99,6 +105,8 @@ def uninstall(root: Path, scope: Scope, commands: Commands) -> InstallReport:
         report.changes.append(f"removed MCP server '{MCP_SERVER_NAME}' from {path}")
     if report.changes:
         save_or_remove(path, settings)
+    if scope == "project":
+        remove_empty_folder(path.parent)
     return report
 
 
