@@ -342,3 +342,15 @@ def test_one_setting_named_by_its_key_in_both_statements_is_one_slot() -> None:
     assert "current" not in _states_of(store, old, "604800s")
     assert _states_of(store, logs, "2592000s") == {"current"}
     assert "current" in _states_of(store, new, "3024000s")
+
+
+def test_a_bare_number_said_as_the_old_value_names_a_duration_in_the_new_ones_unit() -> None:
+    """"now 600 seconds instead of 300" retires "300 seconds", and "10 minutes instead of
+    5" retires "5 minutes": the old side takes the unit the new side was written in."""
+    store, (old, new) = _turns("Token refresh interval: 300 seconds.",
+                               "Token refresh interval is now 600 seconds instead of 300.")
+    assert _states_of(store, old, "300s") == {"superseded"}
+    assert _states_of(store, new, "600s") == {"current"}
+    store, (old, new) = _turns("Session idle timeout: 5 minutes.",
+                               "Session idle timeout is now 10 minutes instead of 5.")
+    assert _states_of(store, old, "300s") == {"superseded"}

@@ -246,3 +246,24 @@ def test_a_memory_that_says_it_changed_a_documents_value_waits_for_review(
     state = served.hook("SessionStart", {"session_id": "s9", "source": "startup"})
     text = state["hookSpecificOutput"]["additionalContext"]
     assert "(docs/cache.md:3)" not in text and capture in text
+
+
+def test_the_issues_own_change_naming_the_old_value_bare_waits_for_review(
+        project: Path, serve: Callable[..., Served], tmp_path: Path) -> None:
+    """"Signature max age is now 600 seconds instead of 300." against a decision document's
+    "Signature max age: 300 seconds.": the old side is written without its unit, and takes
+    the new side's (seconds); the pair waits in the queue."""
+    git_init(project)
+    (project / "docs").mkdir()
+    (project / "docs" / "auth.md").write_text("# Auth\n\nSignature max age: 300 seconds.\n")
+    served = serve(project, watch=True)
+    wait_for(lambda: served.json("status")["workspace"]["ready"], timeout=60)
+    transcript = write_transcript(tmp_path / "t.jsonl", [
+        ("user", "Clients with slow clocks fail signature checks."),
+        ("assistant", "Signature max age is now 600 seconds instead of 300.")],
+        cwd=str(project))
+    assert served.hook("Stop", stop_payload(transcript, cwd=str(project))) == {}
+    capture = wait_for(lambda: served.json("list")["results"])[0]["id"]
+    queue = wait_for(lambda: served.json("review")["results"])
+    assert [(i["newer"]["record_id"], i["older"]["path"], i["older"]["value"])
+            for i in queue] == [(capture, "docs/auth.md", "300s")]

@@ -34,7 +34,9 @@ from dataclasses import dataclass
 from . import topics
 from .kinds import kind_of
 from .topics import near_similarity, shape, shaped_contrasting, shaped_strong_overlap
-from .values import compatible
+from .values import DURATION, compatible, duration_units
+
+VALUE = "value"  # a setting's value: of whatever kind its canonical form shows
 
 HIDE = 0.90
 """A supersedes relation at or above this confidence hides the older claim."""
@@ -213,15 +215,30 @@ def _numeric(value: str) -> float | None:
         return None
 
 
-def names_value(replaces: str | None, value: str, vtype: str) -> bool:
-    """Whether a statement's old values name ``value``: the same canonical form, or, for a
-    percentage, the bare number it was written with ("60 (was 70)" names 70%)."""
+def names_value(replaces: str | None, value: str, vtype: str, new_value: str = "",
+                evidence: str = "") -> bool:
+    """Whether a statement's old values name ``value``: the same canonical form, or the bare
+    number it was written with: for a percentage ("60 (was 70)" names 70%), and for a
+    duration in the unit the statement's own value (``new_value``, as its ``evidence``
+    writes it) has ("now 600 seconds instead of 300" names 300s, "10 minutes instead of 5"
+    names 5 minutes, not 5 seconds)."""
     olds = replaced(replaces)
     if value in olds:
         return True
     if vtype == "percent" and (x := _numeric(value)) is not None:
         return any((y := _numeric(o)) is not None and abs(y - 100 * x) < 1e-9 for o in olds)
+    if vtype in (DURATION, VALUE) and (x := _seconds(value)) is not None \
+            and _seconds(new_value) is not None:
+        bare = [y for o in olds if (y := _numeric(o)) is not None and y > 0]
+        return any(abs(y * unit - x) < 1e-9
+                   for y in bare for unit in duration_units(evidence, new_value))
     return False
+
+
+def _seconds(value: str) -> float | None:
+    """A canonical duration ("300s") in seconds (a setting's value, ``VALUE``, has its
+    kind in its form)."""
+    return _numeric(value[:-1]) if value.endswith("s") else None
 
 
 SLOT_AT = 0.6
@@ -308,7 +325,8 @@ def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | No
                 and bool(newer.topic) and len(newer.subject) > 2
                 and newer.subject != newer.predicate)
     sim = 1.0 if same_key else similarity
-    names = names_value(newer.replaces, older.value, older.predicate)
+    names = names_value(newer.replaces, older.value, older.predicate, newer.value,
+                        newer.evidence)
     if newer.record_id == older.record_id and older.cue_kind == CONTEXT \
             and newer.cue_kind in ("change", "revert", INTENT) \
             and newer.predicate == older.predicate and newer.predicate in SPECIFIC_TYPES \

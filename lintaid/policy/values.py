@@ -134,6 +134,13 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
+def duration_units(text: str, canonical: str) -> set[float]:
+    """The units (in seconds) ``canonical`` (a duration, "600s") is written in in ``text``:
+    {1.0} for "600 seconds", {60.0} for "10 minutes"; empty where it is not written."""
+    return {_DURATION_UNITS[m.group(2).lower()] for m in _DURATION_RX.finditer(text)
+            if duration_norm(_num(m.group(1)), m.group(2)) == canonical}
+
+
 def duration_norm(number: float, unit: str) -> str:
     return _fmt(number * _DURATION_UNITS[unit.lower()]) + "s"
 
