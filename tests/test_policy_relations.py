@@ -354,3 +354,16 @@ def test_a_bare_number_said_as_the_old_value_names_a_duration_in_the_new_ones_un
     store, (old, new) = _turns("Session idle timeout: 5 minutes.",
                                "Session idle timeout is now 10 minutes instead of 5.")
     assert _states_of(store, old, "300s") == {"superseded"}
+
+
+def test_a_file_named_by_its_dot_in_both_statements_is_one_slot() -> None:
+    """"`.nvmrc` → `20`" then, in a toolchain bump among other things, "`.nvmrc` → `22`": the
+    key is one word, written as a dotfile in both statements, so it is one setting."""
+    store, (old, new) = _turns(
+        "chore: scaffold\n\n- `apps/api`: Fastify 5, listens on `PORT`\n"
+        "- `.nvmrc` → `20`, `engines.node` `>=20 <21`\n- `pnpm dev` runs web + api via turbo",
+        "chore: toolchain bump\n\n- `.nvmrc` → `22`, `engines.node` `>=22 <23`, CI "
+        "`node-version-file: .nvmrc`, Vercel project setting Node.js 22.x, Railway "
+        "`NIXPACKS_NODE_VERSION=22`\n- removed `lodash` from `apps/web`")
+    assert _states_of(store, old, "20") == {"superseded"}
+    assert "current" in _states_of(store, new, "22")

@@ -264,14 +264,19 @@ def same_slot(newer: ClaimRef, older: ClaimRef) -> bool:
     if len(short) >= 2:
         return True
     (only,) = short
-    return only in _identifier_terms(newer.subject, older.subject)
+    return only in _identifier_terms(newer.subject, older.subject) or only in (
+        _identifier_terms(newer.evidence, dotfiles=True)
+        & _identifier_terms(older.evidence, dotfiles=True))
 
 
-def _identifier_terms(*subjects: str) -> set[str]:
-    """Terms written as identifiers in a subject (``max_conns``, ``TRANSFORM_WH``)."""
+def _identifier_terms(*texts: str, dotfiles: bool = False) -> set[str]:
+    """Terms written as identifiers in a subject (``max_conns``, ``TRANSFORM_WH``), and with
+    ``dotfiles`` a file named by its dot (``.nvmrc``: the subject keeps no dot, so the
+    statements are read, and the term must be written so in both)."""
+    pattern = r"[A-Za-z][\w.]*[_.][\w.]+" + (r"|(?<![\w.])\.[A-Za-z][\w-]+" if dotfiles else "")
     out: set[str] = set()
-    for s in subjects:
-        for tok in re.findall(r"[A-Za-z][\w.]*[_.][\w.]+", s):
+    for s in texts:
+        for tok in re.findall(pattern, s):
             out.update(topics.words(tok))
     return out
 
