@@ -34,7 +34,7 @@ from .policy.staleness import StalenessConfig
 from .retrieval.admit import chit_chat
 from .retrieval.dates import date_phrases
 from .retrieval.passages import passages as find_passages
-from .retrieval.passages import retired_matches, retired_spans
+from .retrieval.passages import quotes_retired, retired_matches, retired_spans
 from .retrieval.query import plan as query_plan
 from .retrieval.rank import POOL, boost_dates, fuse_neighbours
 from .store.index import TantivyIndex, Terms, boolean, const_score, millis
@@ -334,8 +334,8 @@ class Reader:
         since ``req.since``, unresolved conflicts, the newest notes and turn outcomes."""
         mem, ws, user = self.memory, self.workspace, req.user_id
         out = models.ProjectState(since=req.since)
-        out.decisions = [_statement(r, "c", models.MEMORY)
-                         for r in mem.current_claims(user, req.decisions)]
+        out.decisions = self._unretired([_statement(r, "c", models.MEMORY)
+                                         for r in mem.current_claims(user, req.decisions)])
         retired = mem.retired_since(user, req.since, req.changes) if req.since is not None \
             else []
         if ws is not None:
@@ -362,12 +362,24 @@ class Reader:
             owner, req.outcomes * 4, doc_types=[TURN], branch=req.branch,
             not_session=req.session_id)), req.outcomes)
         if req.this_session and req.session_id:
-            out.session_decisions = [
+            out.session_decisions = self._unretired([
                 _statement(r, "c", models.MEMORY)
-                for r in mem.current_claims(user, req.decisions, session_id=req.session_id)]
+                for r in mem.current_claims(user, req.decisions, session_id=req.session_id)])
             out.session_outcomes = self._listed(mem.list_ids(
                 owner, req.outcomes * 2, doc_types=[TURN], session_id=req.session_id))
         return out
+
+    def _unretired(self, decisions: list[models.Statement]) -> list[models.Statement]:
+        """The memory decisions whose quoted statement states no value its record's claims
+        on the same evidence retired (``retrieval.passages.quotes_retired``)."""
+        claims = self.memory.claims_for(list(dict.fromkeys(d.record_id for d in decisions)))
+        retired: dict[tuple[str, str], list[str]] = {}
+        for rid, found in claims.items():
+            for c in found:
+                if c["status"] == models.SUPERSEDED:
+                    retired.setdefault((rid, c["evidence"]), []).append(c["value"])
+        return [d for d in decisions if not quotes_retired(
+            d.evidence, d.value, retired.get((d.record_id, d.evidence), []))]
 
     def previous_session_start(self, user_id: str | None, session_id: str | None,
                                provider: str | None = None) -> float | None:

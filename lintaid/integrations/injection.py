@@ -26,7 +26,7 @@ from lintaid.capture.record import REQUEST, RESULT, SUMMARY
 from lintaid.capture.transcript import cap_bytes
 from lintaid.retrieval.markers import markers
 from lintaid.retrieval.passages import mask, retired_spans
-from lintaid.retrieval.statements import BODY, statements
+from lintaid.retrieval.statements import BODY, piece_of, statements
 from lintaid.retrieval.statements import Statement as TextStatement
 from lintaid_client import models
 from lintaid_client.models import Change, Claim, Conflict, Hit, ProjectState, Statement
@@ -483,15 +483,8 @@ def _decision_lines(statements: list[Statement], shown: set[str], said: set[str]
 
 
 def _statement_of(st: Statement) -> str:
-    """The statement (``retrieval.statements``: a sentence, or the list item or clause of a
-    flattened one) of a claim's evidence that holds its value."""
-    pieces = [p for p in statements(st.evidence) if not p.listing]
-    value = st.value.strip().lower()
-    for piece in pieces:
-        if value and value in piece.text.lower():
-            return piece.text
-    answers = [p for p in pieces if not p.question]
-    return answers[0].text if answers else st.evidence
+    """The statement of a claim's evidence that holds its value (``piece_of``)."""
+    return piece_of(st.evidence, st.value)
 
 
 def _change_line(change: Change) -> str:

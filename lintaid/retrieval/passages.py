@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from lintaid.policy import topics
 from lintaid_client.models import SUPERSEDED, Claim, Passage
 
-from .statements import statements
+from .statements import piece_of, statements
 
 MIN_RETIRED_TEXT = 3
 """A retired value this long (and not a bare number) is taken as restated wherever its text
@@ -75,10 +75,24 @@ def _retired(content: str, claims: Sequence[Claim]) -> list[tuple[int, int, tupl
     return out
 
 
+def quotes_retired(evidence: str, value: str, retired: Iterable[str]) -> bool:
+    """Whether the piece of ``evidence`` a digest would quote for ``value`` (``piece_of``)
+    also states one of the ``retired`` values of its record's claims on that evidence:
+    "pgxpool with max_conns 20 and min_conns 2" once max_conns went to 40 is no sentence to
+    quote as current for min_conns, while "migrations with goose", an item of the same
+    list, still is."""
+    piece = piece_of(evidence, value)
+    return any(_states(piece, old) for old in retired if old.strip())
+
+
+def _states(text: str, value: str) -> bool:
+    return re.search(rf"(?<![\w.-]){re.escape(value.strip())}(?![\w-]|\.\d)", text,
+                     re.IGNORECASE) is not None
+
+
 def _restates(text: str, claim: Claim) -> bool:
     value = claim.value.strip()
-    if re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w-]|\.\d)", text,
-                              re.IGNORECASE) is None:
+    if not _states(text, value):
         return False
     if len(value) >= MIN_RETIRED_TEXT and not re.fullmatch(r"[\d.,]+", value):
         return True

@@ -76,6 +76,19 @@ CACHED: Final = 2048
 
 
 @functools.lru_cache(maxsize=CACHED)
+def piece_of(evidence: str, value: str) -> str:
+    """The statement of a claim's ``evidence`` (a sentence, or the list item or clause of a
+    flattened one) that holds its ``value``: what a digest quotes of it. The first answer
+    when none holds the value as written; the evidence itself when it has no statement."""
+    pieces = [p for p in statements(evidence) if not p.listing]
+    wanted = value.strip().lower()
+    for piece in pieces:
+        if wanted and wanted in piece.text.lower():
+            return piece.text
+    answers = [p for p in pieces if not p.question]
+    return answers[0].text if answers else evidence
+
+
 def _statements(content: str) -> tuple[Statement, ...]:
     parts = _parts(content)
     out: list[Statement] = []

@@ -69,17 +69,11 @@ def current_claims(conn: sqlite3.Connection, live: Live, *, limit: int,
     """Claims still believed (current or conflicted), newest record first; only those of
     ``session_id``'s records when given. Left out: what a request only asked about (a
     context claim is no decision), a claim a newer one restates (the newer is listed), and
-    one a newer one likely supersedes (it waits in review, listed with the conflicts), and
-    one whose statement also held a claim since retired: "pgxpool with max_conns 20 and
-    min_conns 2" after max_conns went to 40 is no longer a sentence to quote as current
-    (the read side cuts the same statement out, ``retrieval.passages.retired_spans``)."""
+    one a newer one likely supersedes (it waits in review, listed with the conflicts)."""
     where = (f"{live.cond('l')} AND COALESCE(s.status, 'current') != ? AND c.cue_kind != ?"
              " AND NOT EXISTS (SELECT 1 FROM relations x WHERE x.target_claim = c.claim_id"
-             " AND x.kind IN (?, ?) AND x.chain IS NOT NULL)"
-             " AND NOT EXISTS (SELECT 1 FROM claims o JOIN claim_state os"
-             " ON os.claim_id = o.claim_id WHERE o.record_id = c.record_id AND os.status = ?"
-             " AND o.claim_id != c.claim_id AND o.start < c.end AND o.end > c.start)")
-    params: list[Any] = [*live.params, SUPERSEDED, CONTEXT, CONFIRMS, SUPERSEDES, SUPERSEDED]
+             " AND x.kind IN (?, ?) AND x.chain IS NOT NULL)")
+    params: list[Any] = [*live.params, SUPERSEDED, CONTEXT, CONFIRMS, SUPERSEDES]
     if session_id is not None:
         where += f" AND {live.col('l', 'session_id')} = ?"
         params.append(session_id)
