@@ -460,3 +460,18 @@ def test_retired_matches_name_the_claims_the_query_found_in_retired_statements()
     # The request restates c1's 20 beside "pool": its match counts for c1; c2's does not.
     assert retired_matches(content, [c1, c2], match) == {"c1": 0.5}
     assert retired_matches(content, [c1, c2], lambda text: {}) == {}
+
+
+def test_a_request_its_result_changed_is_no_decision_and_leaves_no_stub(served: Served) -> None:
+    """"Our CI runs on Python 3.10; bump it." answered by "CI now pins Python 3.11 instead of
+    3.10": the request's 3.10 is no current decision, the outcome line does not start with
+    what cutting it left (";"), and the prompt is given the result."""
+    capture(served, "s1", "Our CI runs on Python 3.10; bump it.",
+            "CI now pins Python 3.11 instead of 3.10 in `.github/workflows/ci.yml`.")
+    served.call("search", {"query": "settle", "top_k": 1})
+    out = served.hook("SessionStart", {"session_id": "s2", "source": "startup"})
+    text = str(out["hookSpecificOutput"]["additionalContext"])
+    assert "runs on Python 3.10" not in text, text
+    assert "Request: bump it. | Result: CI now pins Python 3.11" in text, text
+    given = prompt(served, "Which Python version does CI use?")
+    assert "CI now pins Python 3.11" in given and "runs on Python 3.10" not in given

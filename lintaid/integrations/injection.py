@@ -219,6 +219,10 @@ def _shown(st: TextStatement) -> str | None:
     text = st.text
     if st.code:
         return text if len(text) <= MAX_CODE_CHARS else None
+    # What a retired clause before it left behind ("; bump it." of "Python 3.10; bump it.")
+    text = text.lstrip(" ;,:")
+    if not any(ch.isalnum() for ch in text):
+        return None
     if len(text) <= MAX_STATEMENT_CHARS:
         return text
     spans = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(text)]
