@@ -367,3 +367,36 @@ def test_a_file_named_by_its_dot_in_both_statements_is_one_slot() -> None:
         "`NIXPACKS_NODE_VERSION=22`\n- removed `lodash` from `apps/web`")
     assert _states_of(store, old, "20") == {"superseded"}
     assert "current" in _states_of(store, new, "22")
+
+
+def test_the_words_a_value_is_of_find_the_older_claim_whatever_else_the_statement_says() -> None:
+    """"so all get 30 days retention" and, later, "I reduced retention: log groups keep 14
+    days now": the newer statement's heaviest words are other ones (log, groups, days), and
+    many turns between hold those, yet the older claim is found by "retention", what its
+    value is of, and retired."""
+    between = [f"Alarm {name}: the log group `{name}-logs` pages after {n} days of silence."
+               for n, name in enumerate(("billing", "routing", "portal", "gateway", "ingest",
+                                         "search", "auth", "media", "jobs", "push", "export",
+                                         "audit", "mail", "sync", "geo", "tiles", "quota",
+                                         "admin"), start=2)]
+    store, (old, *_between, new) = _turns(
+        "Most log groups have **never expire**, that's the reason. EKS control plane log"
+        "s, VPC flow logs and all the fluent-bit groups grow forever.\n\nI added in the `"
+        "observability` module:\n\n```hcl\nresource \"aws_cloudwatch_log_group\" \"this\" {\n"
+        "  for_each          = var.log_groups\n  name              = each.key\n  retentio"
+        "n_in_days = 30\n}\n```\n\nand imported the existing groups, so all get 30 days r"
+        "etention. Data older than 30 days AWS delete in next ~72h, this will reduce stor"
+        "age cost. If someone need older logs for audit, they are allready in S3 archive "
+        "via the subscription filter (bucket `norrvik-log-archive`).",
+        *between,
+        "Yes, everything is copied to `norrvik-log-archive` (S3, Glacier after 90 days) b"
+        "y the subscription filter. So CloudWatch is only for quick search.\n\nI reduced "
+        "retention: log groups keep 14 days now, in `observability` module `retention_in_"
+        "days = 14`. Estimated saving ~340 EUR/month. For older than two weeks use Athena"
+        " on the archive bucket, I put a query example in `docs/runbooks/logs.md`.")
+    states = store.claim_state_map()
+    said = {c.evidence: states.get(c.claim_id, "current")
+            for c in store.all_claims() if c.record_id == old and c.value == "2592000s"}
+    assert [v for e, v in said.items() if "all get 30 days retention" in e] == ["superseded"]
+    assert [v for e, v in said.items() if "retention_in_days = 30" in e] == ["superseded"]
+    assert "current" in _states_of(store, new, "1209600s")

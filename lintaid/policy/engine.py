@@ -63,12 +63,17 @@ TOPIC_KEYS = 4
 
 def claim_keys(claim: ClaimRef) -> dict[str, bool]:
     """What a claim can be found by, each key with whether it holds it strongly: its topic's
-    terms (strong at full weight), its value, the values it names and its subject (strong),
+    terms (strong at full weight) and those of its subject (strong), its value, the values it names and its subject (strong),
     the other values its statement states (weak).
     Two claims are candidates when they share a key that one of them holds strongly, which
     is what ``relations.relate`` needs of them (``topics.strong_overlap``)."""
     heavy = sorted(claim.topic, key=lambda tw: (-tw[1], tw[0]))[:TOPIC_KEYS]
     keys = {"t:" + term: w >= topics.LEAD_WEIGHT for term, w in heavy}
+    # The words of what the value is of ("retention" of "retention in days retention log
+    # groups"): a long statement's heaviest topic terms can all be other words.
+    for term in topics.words(claim.subject):
+        if term not in topics.GENERIC and len(term) > 2 and term in dict(claim.topic):
+            keys["t:" + term] = True
     if claim.value and claim.value != REMOVED:
         keys["v:" + claim.value] = True
     for old in replaced(claim.replaces):
