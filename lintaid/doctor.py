@@ -207,20 +207,12 @@ def _memory_db(root: Path, status: dict[str, Any] | None) -> list[Check]:
                              "will not start on it", f"lintaid recover --project {root}"))
         elif db.exists():
             out.append(Check("memory.db", True, "whole (quick_check, read only)"))
+            # what the last start found lost with the WAL, as it keeps it in memory.db
+            out += _missing_acknowledged(integrity.missing_closed(db))
     else:
         found = status.get("integrity") or {}
         out.append(Check("memory.db", True, f"checked at start: {found.get('memory', '?')}"))
-        missing = found.get("missing_acknowledged")
-        if missing:
-            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(missing["newest_at"]))
-            out.append(Check(
-                "acknowledged writes", False,
-                f"{missing['count']} acknowledged write(s), the newest at {when}, are missing "
-                "from memory.db: its WAL was damaged or deleted (the index held them; it "
-                "keeps ids and times, not text); ids in the log (acknowledged_writes_missing)",
-                "add them again from where they came (a backup taken after them, a "
-                "teammate's store, the agent's transcript); this report is shown for a "
-                "week"))
+        out += _missing_acknowledged(found.get("missing_acknowledged"))
     left = backup.leftovers(root)
     if left:
         size = sum(p.stat().st_size for p in left if p.exists())
@@ -229,6 +221,25 @@ def _memory_db(root: Path, status: dict[str, Any] | None) -> list[Check]:
                          "the daemon removes them at its next start (lintaid stop && lintaid "
                          "start)", warn=True))
     return out
+
+
+def _missing_acknowledged(missing: dict[str, Any] | None) -> list[Check]:
+    """The report of acknowledged writes a start found missing from memory.db (its WAL
+    damaged or deleted), the same whether the daemon runs or not."""
+    if not missing:
+        return []
+    try:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(missing["newest_at"])))
+    except (KeyError, TypeError, ValueError, OverflowError, OSError):
+        when = "?"
+    return [Check(
+        "acknowledged writes", False,
+        f"{missing.get('count', '?')} acknowledged write(s), the newest at {when}, are missing "
+        "from memory.db: its WAL was damaged or deleted (the index held them; it "
+        "keeps ids and times, not text); ids in the log (acknowledged_writes_missing)",
+        "add them again from where they came (a backup taken after them, a "
+        "teammate's store, the agent's transcript); this report is shown for a "
+        "week")]
 
 
 def _indexes(status: dict[str, Any] | None) -> list[Check]:

@@ -69,6 +69,21 @@ def test_doctor_fails_on_every_damage_that_keeps_the_daemon_from_starting(
         serve(project)
 
 
+def test_doctor_reads_the_right_file_whatever_the_projects_path_holds(
+        tmp_path: Path, serve: Callable[..., Served]) -> None:
+    """A project folder named with a URI's delimiters: memory.db is opened by its own path
+    (a '#' once cut it short, and the doctor opened nothing, found no damage and said so)."""
+    root = tmp_path / "odd #1 ?name=x%41"
+    root.mkdir()
+    paths.ensure_state_dir(root)
+    seeded(serve, root, 20)
+    assert doctor(root)[0] == 0
+    damage_header(paths.memory_db_path(root))
+    code, report = doctor(root)
+    check = next(c for c in report["checks"] if c["name"] == "memory.db")
+    assert code == 1 and not check["ok"] and "damaged" in check["detail"]
+
+
 def test_a_killed_backups_temporary_file_is_named_then_removed_at_the_next_start(
         project: Path, serve: Callable[..., Served]) -> None:
     seeded(serve, project, 10)
@@ -196,3 +211,8 @@ def test_acknowledged_writes_lost_with_the_wal_are_found_and_reported(project: P
             assert conn.call("search", {"query": "port 8003"})["results"] == []
     finally:
         again.stop()
+    # The daemon down (an idle exit, a stop): the doctor still says so, from memory.db.
+    code, report = doctor(project)
+    assert code == 1
+    check = next(c for c in report["checks"] if c["name"] == "acknowledged writes")
+    assert "5 acknowledged write(s)" in check["detail"]

@@ -21,7 +21,8 @@ import pytest
 from lintaid.team import pg as team_pg
 from tests import pgserver
 from tests.conftest import Served, wait_for
-from tests.redaction_corpus import GHP
+from tests.redaction_corpus import AWS_SECRET, GHP
+from tests.test_secrets_at_rest import assert_nothing_secret, secret_piece
 from tests.test_team import (  # noqa: F401  (fixtures)
     WAIT,
     add,
@@ -244,3 +245,26 @@ def test_a_teammates_decisions_reach_shared_records_only_and_never_close_a_cycle
     trail = [e for e in bob.call("history", {"id": older})["results"]
              if e["actor"] == "team:mallory"]
     assert trail and GHP not in json.dumps(trail)
+
+
+def test_a_refused_rows_excerpt_keeps_no_piece_of_a_secret_at_its_cut(
+        pair: tuple[Served, Served], mallory: Any) -> None:
+    """A refused row is kept in the quarantine as an excerpt of its body, shown by team
+    status and the viewer: a secret that the excerpt's end cuts in two is redacted whole
+    first, so not even its start is kept (cut first, the redactor no longer knew it)."""
+    alice, bob = pair
+    add(alice, "The job queue uses RabbitMQ.")
+    status = team_status(bob)
+    space = (status["team"], status["repo_key"])
+    lines = [f"token {GHP}", f"The AWS secret access key is {AWS_SECRET}, keep it out."]
+    for pad in range(250, 300, 3):  # the secrets' every position across the excerpt's end
+        for line in lines:
+            write(mallory, space, body=json.dumps([{"content": "." * pad + " " + line}]))
+    rows = 2 * len(range(250, 300, 3))
+    wait_for(lambda: team_status(bob)["quarantine"]["count"] == rows, WAIT)
+    newest = bob.call("team_status")["quarantine"]
+    assert newest["newest"] and all("body=" in q["excerpt"] for q in newest["newest"])
+    assert secret_piece(json.dumps(newest).encode()) is None
+    page = open_viewer(bob).get("/status")
+    assert page.status == 200 and secret_piece(page.body.encode()) is None
+    assert_nothing_secret(bob.root)

@@ -10,15 +10,18 @@ starts empty.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 CHECK_ALWAYS_BYTES: Final = 256 * 1024 * 1024
 RECHECK_AFTER_S: Final = 86_400.0
 CHECKED_KEY: Final = "integrity_checked_at"
+MISSING_KEY: Final = "acknowledged_writes_missing"  # the last report of lost WAL writes
+MISSING_SHOWN_S: Final = 7 * 86400
 DAMAGED_SUFFIX: Final = ".damaged-"
 _SQLITE_CORRUPT: Final = 11
 _SQLITE_NOTADB: Final = 26
@@ -117,6 +120,35 @@ def damaged_copies(path: Path) -> list[Path]:
                   if not p.name.endswith(("-wal", "-shm")))
 
 
+def _open_closed(path: Path) -> sqlite3.Connection:
+    """``path`` opened read only (its WAL never checkpointed), whatever its name holds."""
+    return sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
+
+
+def missing_closed(path: Path, *, now: float | None = None) -> dict[str, Any] | None:
+    """While no daemon runs: the report of acknowledged writes a start found missing (its
+    WAL damaged or deleted), as the store keeps it in ``meta`` and shows it for
+    ``MISSING_SHOWN_S``; None when there is none (or it cannot be read). Reads only."""
+    if not path.exists():
+        return None
+    try:
+        conn = _open_closed(path)
+    except sqlite3.Error:
+        return None
+    try:
+        report = json.loads(_meta(conn, MISSING_KEY) or "{}")
+    except (sqlite3.Error, ValueError):
+        return None
+    finally:
+        conn.close()
+    try:
+        found_at = float(report.get("found_at", 0)) if isinstance(report, dict) else 0.0
+        fresh = (time.time() if now is None else now) - found_at < MISSING_SHOWN_S
+        return report if fresh and int(report.get("count", 0)) > 0 else None
+    except (TypeError, ValueError):
+        return None
+
+
 def check_closed(path: Path) -> str | None:
     """While no daemon runs: why ``path`` (with its WAL) would be refused at start, or None
     when it is whole (or absent). Reads only: the file is opened read-only and its WAL is
@@ -124,7 +156,7 @@ def check_closed(path: Path) -> str | None:
     if not path.exists():
         return None
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        conn = _open_closed(path)
     except sqlite3.Error as err:
         return str(err)
     try:

@@ -52,8 +52,8 @@ MAX_AHEAD_S = 86_400.0
 """How far ahead of the wall clock a stored or explicit time may pull the store's clock: an
 import dated in the year 9000 must not drag every later stamp there."""
 MAX_AUTHOR_CHARS = 100
-MISSING_KEY: Final = "acknowledged_writes_missing"  # the last report of lost WAL writes
-MISSING_SHOWN_S: Final = 7 * 86400
+MISSING_KEY: Final = integrity.MISSING_KEY  # the last report of lost WAL writes
+MISSING_SHOWN_S: Final = integrity.MISSING_SHOWN_S
 AUTHORED, TURN = "author", "turn"
 """Traits: the record has an author; it is a conversation turn (an author and a session)."""
 log = get_logger("lintaid.store")

@@ -194,7 +194,10 @@ class Outbox:
         redacted; it came from outside), and no more than the newest ``QUARANTINE_KEPT``."""
         values = {"event_id": event_id, "kind": kind, "member": member, "reason": reason,
                   "excerpt": excerpt}
-        kept = {name: None if value is None else redact(str(value)[:_QUARANTINE_CHARS[name]])
+        # redacted, then cut: a cut first could halve a secret and leave its first part
+        limits = _QUARANTINE_CHARS
+        kept = {name: None if value is None else
+                redact(str(value)[: limits[name] + 8192])[: limits[name]]
                 for name, value in values.items()}
         self._conn.execute(
             "INSERT INTO team_quarantine(server_seq, event_id, kind, member, reason, excerpt,"

@@ -39,6 +39,7 @@ from lintaid_client.ops import (
     Arg,
     check,
 )
+from lintaid_client.redact import redact
 
 from .pg import MAX_BODY_BYTES, Event, Row
 
@@ -160,9 +161,21 @@ def decode(row: Row) -> Event:
                  machine=head["machine"] or "", seq=row.seq, pushed_at=row.pushed_at)
 
 
+EXCERPT_SLACK: Final = 8192
+"""Read past an excerpt's end before redacting it: a secret the cut would halve is still
+whole (and found) when redaction runs, so no piece of it is left behind the cut."""
+
+
+def _shown(text: str, limit: int) -> str:
+    """The start of ``text``, redacted before it is cut."""
+    return redact(text[: limit + EXCERPT_SLACK])[:limit]
+
+
 def excerpt(row: Row, limit: int = 300) -> str:
-    """What a person is shown of a refused row: its head and the start of its body."""
-    parts = [f"{name}={str(getattr(row, name))[:80]!r}" for name in
+    """What a person is shown of a refused row: its head and the start of its body, each
+    redacted before it is cut."""
+    parts = [f"{name}={_shown(str(getattr(row, name)), 80)!r}" for name in
              ("kind", "member", "record_id", "other_id", "stamp")]
-    body = row.body if row.body is not None else f"<{row.body_bytes} bytes, not fetched>"
-    return (" ".join(parts) + " body=" + body[:limit])[: limit + 400]
+    body = (_shown(row.body, limit) if row.body is not None
+            else f"<{row.body_bytes} bytes, not fetched>")
+    return (" ".join(parts) + " body=" + body)[: limit + 400]
