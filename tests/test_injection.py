@@ -417,6 +417,7 @@ def test_session_start_quotes_no_statement_a_retired_claim_shared(served: Served
     assert "max_conns 20 and" not in decisions, decisions
     assert "DB layer: sqlc on top of pgx" in decisions  # its other statement still stands
     assert "migrations with goose" in decisions  # and so does the list's other item
+    assert "min_conns" not in decisions  # no label borrowed from the retired clause beside it
 
 
 def test_what_replaced_the_asked_statement_comes_first_and_nothing_else_is_pulled() -> None:

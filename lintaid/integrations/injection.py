@@ -573,9 +573,11 @@ def _subject(st: Statement) -> str:
 
 
 def _label(st: Statement, quoted: str = "") -> str:
-    """``subject: `` before a quoted statement, unless the statement names it already."""
+    """``subject: `` before a quoted statement, unless the statement names any of it already
+    (then the label adds nothing, or words of a neighbouring clause: "min_conns migrations"
+    before "- migrations with goose")."""
     subject = _subject(st)
-    if not _named(subject) or all(word in quoted.lower() for word in subject.lower().split()):
+    if not _named(subject) or any(word in quoted.lower() for word in subject.lower().split()):
         return ""
     return f"{subject}: "
 
