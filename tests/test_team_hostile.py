@@ -5,7 +5,9 @@ clones of one repository and a real PostgreSQL server.
 Every row a local write could not have been is refused alone into the quarantine, the cursor
 moves past it, and the daemons go on answering; the server refuses a row that claims another
 member, and every change or deletion of a row; a decision naming a record that was never
-shared changes nothing.
+shared changes nothing. A login role on the server that is no member cannot connect to the
+team's database, nor read or write its tables where it is let in, before or after an upgrade
+from schema 2.
 """
 
 # ruff: noqa: F811  (the fixtures of test_team.py are imported, then named as parameters)
@@ -268,3 +270,140 @@ def test_a_refused_rows_excerpt_keeps_no_piece_of_a_secret_at_its_cut(
     page = open_viewer(bob).get("/status")
     assert page.status == 200 and secret_piece(page.body.encode()) is None
     assert_nothing_secret(bob.root)
+
+
+# -- outsiders: roles on the server that are not the team's ----------------------------------
+def login_role(pg: pgserver.PgServer, name: str, *, connect_to: str | None = None) -> str:
+    """A login role on the server that no one made a member (its password); ``connect_to``
+    also grants it CONNECT on that database, as a database's owner may have."""
+    password = "outsider-" + name
+    with pg.admin() as conn:
+        conn.execute(f"CREATE ROLE {name} LOGIN PASSWORD '{password}'")
+        if connect_to:
+            conn.execute(f"GRANT CONNECT ON DATABASE {connect_to} TO {name}")
+    return password
+
+
+def as_role(pg: pgserver.PgServer, db: str, name: str, password: str) -> Any:
+    import psycopg
+
+    return psycopg.connect(host="127.0.0.1", port=pg.port, user=name, password=password,
+                           dbname=db, autocommit=True)
+
+
+def assert_reads_and_writes(conn: Any, member: str, space: tuple[str, str]) -> None:
+    before = conn.execute("SELECT count(*) FROM lintaid_events").fetchone()[0]
+    write(conn, space, member=member, machine=f"{member}-box")
+    assert conn.execute("SELECT count(*) FROM lintaid_events").fetchone()[0] == before + 1
+
+
+def assert_neither_reads_nor_writes(conn: Any, member: str, space: tuple[str, str]) -> None:
+    import psycopg
+
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("SELECT count(*) FROM lintaid_events")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        write(conn, space, member=member)
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("SELECT max(version) FROM lintaid_schema")
+
+
+def test_a_role_that_is_not_a_member_cannot_connect_read_or_write(
+        pair: tuple[Served, Served], mallory: Any, pg: pgserver.PgServer,
+        team_db: str) -> None:
+    """Any login role on the server is not a member: where the administrator owns the
+    database it cannot even connect, and let in by the database's owner it still reads no
+    row and inserts none under its own name; a member still does both."""
+    import psycopg
+
+    alice, _bob = pair
+    add(alice, "The billing service retries three times.")
+    wait_for(lambda: delivered(alice), WAIT)
+    status = team_status(alice)
+    space = (status["team"], status["repo_key"])
+    eve, trudy = f"eve_{team_db}", f"trudy_{team_db}"
+    with pytest.raises(psycopg.OperationalError, match="permission denied for database"):
+        as_role(pg, team_db, eve, login_role(pg, eve)).close()
+    with as_role(pg, team_db, trudy, login_role(pg, trudy, connect_to=team_db)) as conn:
+        assert_neither_reads_nor_writes(conn, trudy, space)
+    assert_reads_and_writes(mallory, "mallory", space)
+    assert [r[0] for r in server_rows_of(pg, team_db)].count("mallory") == 1
+    assert trudy not in [r[0] for r in server_rows_of(pg, team_db)]
+
+
+def server_rows_of(pg: pgserver.PgServer, db: str) -> list[tuple[Any, ...]]:
+    with pg.admin(db) as conn:
+        return list(conn.execute("SELECT member FROM lintaid_events ORDER BY seq").fetchall())
+
+
+def schema_2_team(pg: pgserver.PgServer, db: str, members: list[str]) -> dict[str, str]:
+    """A team set up by a lintaid of schema 2: its tables granted to PUBLIC, each member a
+    role with CONNECT on the database (as add-member made them then); their passwords."""
+    with team_pg.connect(pg.dsn(db), None) as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE lintaid_schema (version integer PRIMARY KEY,"
+                    " applied_at timestamptz NOT NULL DEFAULT now())")
+        for version in (1, 2):
+            step = team_pg.MIGRATIONS[version]
+            assert isinstance(step, str)
+            cur.execute(step)
+            cur.execute("INSERT INTO lintaid_schema(version) VALUES (%s)", (version,))
+        passwords = {}
+        for name in members:
+            passwords[name] = "old-" + name
+            cur.execute(f"CREATE ROLE {name} LOGIN PASSWORD '{passwords[name]}'")
+            cur.execute(f"GRANT CONNECT ON DATABASE {db} TO {name}")
+    return passwords
+
+
+def test_a_team_of_schema_2_is_closed_to_outsiders_when_its_administrator_adds_a_member(
+        pg: pgserver.PgServer, team_db: str) -> None:
+    """Before, every role on the server read and wrote a team's rows; the administrator's
+    next add-member brings the schema to 3: the members of before (one has written, one
+    not yet) still read and write, the new one too, and an outsider cannot connect."""
+    import psycopg
+
+    carol, dave, erin, eve = (f"{n}_{team_db}" for n in ("carol", "dave", "erin", "eve"))
+    space = ("default", "k-upgrade")
+    old = schema_2_team(pg, team_db, [carol, dave])
+    eve_password = login_role(pg, eve)
+    with as_role(pg, team_db, carol, old[carol]) as conn:
+        write(conn, space, member=carol)
+    with as_role(pg, team_db, eve, eve_password) as conn:  # what was open before
+        assert conn.execute("SELECT count(*) FROM lintaid_events").fetchone()[0] == 1
+
+    server = team_pg.Server(team_pg.connect(pg.dsn(team_db), None), "", "", "")
+    try:
+        _first, created, database_closed = server.add_member(erin)
+        assert created and database_closed and server.schema_version() == 3
+        password, created, database_closed = server.add_member(erin)  # a new password only
+        assert not created and database_closed
+    finally:
+        server.close()
+    for name, secret in ((carol, old[carol]), (dave, old[dave]), (erin, password)):
+        with as_role(pg, team_db, name, secret) as conn:
+            assert_reads_and_writes(conn, name, space)
+    with pytest.raises(psycopg.OperationalError, match="permission denied for database"):
+        as_role(pg, team_db, eve, eve_password).close()
+
+
+def test_where_the_administrator_does_not_own_the_database_its_tables_are_closed_still(
+        pg: pgserver.PgServer, team_db: str) -> None:
+    """A database the administrator's role does not own: who connects is its owner's say
+    (add-member says so), but a role that is not a member reads and writes nothing."""
+    db = f"{team_db}_theirs"
+    with pg.admin() as conn:
+        conn.execute(f"CREATE DATABASE {db}")  # the superuser's
+    with pg.admin(db) as conn:
+        conn.execute(f"GRANT CREATE ON SCHEMA public TO {pgserver.ROLE}")
+    frank, eve = f"frank_{team_db}", f"eve_{team_db}"
+    space = ("default", "k-theirs")
+    server = team_pg.Server(team_pg.connect(pg.dsn(db), None), "", "", "")
+    try:
+        password, created, database_closed = server.add_member(frank)
+        assert created and not database_closed
+    finally:
+        server.close()
+    with as_role(pg, db, frank, password) as conn:
+        assert_reads_and_writes(conn, frank, space)
+    with as_role(pg, db, eve, login_role(pg, eve)) as conn:  # CONNECT is PUBLIC's here
+        assert_neither_reads_nor_writes(conn, eve, space)

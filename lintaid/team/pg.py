@@ -16,8 +16,10 @@ nothing (``SchemaTooNew``); one whose role may not bring an older schema forward
 (``SchemaNeedsOwner``).
 
 Members are authenticated by the server, not by a column: every member connects as a role of
-its own (``add_member`` creates one), and row-level security lets a role read the team's rows
-and insert only rows whose ``member`` is itself; no member may change or delete a row. What a
+its own (``add_member`` creates one and grants it into the database's members group), only
+that group (and the tables' owner) may read or insert, and connect at all where the
+administrator owns the database; row-level security lets a member read the team's rows and
+insert only rows whose ``member`` is itself; no member may change or delete a row. What a
 pulled row holds is still untrusted input (``lintaid.team.events`` checks it): ``pull`` hands
 each row over undecoded, every text column cut to a bound and the body as text (none at all
 when it is larger than ``MAX_BODY_BYTES``), so no row can stall or crash the reader.
@@ -29,14 +31,14 @@ import hashlib
 import json
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import psycopg
 from psycopg.types.json import Jsonb
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 CONNECT_TIMEOUT_S: Final = 5
 MAX_BODY_BYTES: Final = 1024 * 1024
 """A pulled body larger than this (as JSON text) is not even fetched: a record's text may be
@@ -44,7 +46,79 @@ MAX_BODY_BYTES: Final = 1024 * 1024
 MAX_FIELD_CHARS: Final = 4096
 """Every text column of a pulled row is fetched cut to one character more than this, so an
 oversized one is seen as such without being transferred whole."""
-MIGRATIONS: Final[dict[int, str]] = {
+MAX_ROLE_BYTES: Final = 63  # NAMEDATALEN - 1: a longer name is cut by the server
+
+
+def members_group(dbname: str) -> str:
+    """The group role of the members of the team tables in database ``dbname``: every
+    member's role is granted into it, and it alone (with the tables' owner) may read and
+    write them."""
+    name = f"lintaid_members_{dbname}"
+    if len(name.encode()) <= MAX_ROLE_BYTES:
+        return name
+    return "lintaid_members_" + hashlib.sha256(dbname.encode()).hexdigest()[:32]
+
+
+def close_to_members(cur: psycopg.Cursor[Any]) -> bool:
+    """Let only the members group (and the tables' owner) read and write the team's tables,
+    creating the group if it is missing, and connect to the database when this role owns it;
+    whether it does (False: CONNECT is left as the database's owner set it, and any role
+    the server lets connect still reads and writes nothing). Idempotent; the connecting role
+    owns the tables (else the server refuses) and has CREATEROLE when the group is new."""
+    from psycopg import sql
+
+    cur.execute("SELECT current_database(), pg_has_role(current_user, d.datdba, 'MEMBER')"
+                " FROM pg_database d WHERE d.datname = current_database()")
+    row = cur.fetchone()
+    dbname, owns_database = (str(row[0]), bool(row[1])) if row else ("", False)
+    group = sql.Identifier(members_group(dbname))
+    cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (members_group(dbname),))
+    if cur.fetchone() is None:
+        cur.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(group))
+    cur.execute("SELECT pg_has_role(current_user, relowner, 'MEMBER') FROM pg_class"
+                " WHERE oid = 'lintaid_events'::regclass")
+    row = cur.fetchone()
+    if not row or not row[0]:  # a GRANT or REVOKE by another role is only a warning
+        raise psycopg.errors.InsufficientPrivilege(
+            "must be the owner of the table lintaid_events to say who may read and write it")
+    cur.execute("REVOKE ALL ON lintaid_events, lintaid_schema FROM PUBLIC")
+    cur.execute("REVOKE ALL ON SEQUENCE lintaid_events_seq_seq FROM PUBLIC")
+    cur.execute(sql.SQL("GRANT SELECT, INSERT ON lintaid_events TO {}").format(group))
+    cur.execute(sql.SQL("GRANT USAGE ON SEQUENCE lintaid_events_seq_seq TO {}").format(group))
+    cur.execute(sql.SQL("GRANT SELECT ON lintaid_schema TO {}").format(group))
+    if owns_database:
+        database = sql.Identifier(dbname)
+        cur.execute(sql.SQL("REVOKE CONNECT ON DATABASE {} FROM PUBLIC").format(database))
+        cur.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(database, group))
+    return owns_database
+
+
+def _members_only(cur: psycopg.Cursor[Any]) -> None:
+    """Schema 3: the tables closed to all but the members group (``close_to_members``), and
+    the members schema 2 let in granted into it: the roles add-member gave CONNECT on the
+    database, and those that wrote rows (their owner, superusers and the group aside)."""
+    from psycopg import sql
+
+    close_to_members(cur)
+    cur.execute("SELECT current_database()")
+    row = cur.fetchone()
+    group = members_group(str(row[0]) if row else "")
+    cur.execute(
+        "SELECT r.rolname FROM pg_roles r WHERE NOT r.rolsuper AND r.rolname <> %(group)s"
+        " AND NOT pg_has_role(r.oid, (SELECT relowner FROM pg_class"
+        "  WHERE oid = 'lintaid_events'::regclass), 'MEMBER')"
+        " AND NOT pg_has_role(r.oid, (SELECT datdba FROM pg_database"
+        "  WHERE datname = current_database()), 'MEMBER')"
+        " AND (r.oid IN (SELECT a.grantee FROM pg_database d, aclexplode(d.datacl) a"
+        "  WHERE d.datname = current_database() AND a.privilege_type = 'CONNECT')"
+        "  OR r.rolname IN (SELECT DISTINCT member FROM lintaid_events))"
+        " ORDER BY r.rolname", {"group": group})
+    for (name,) in cur.fetchall():
+        cur.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(group),
+                                                     sql.Identifier(name)))
+
+
+MIGRATIONS: Final[dict[int, str | Callable[[psycopg.Cursor[Any]], None]]] = {
     1: """
     CREATE TABLE IF NOT EXISTS lintaid_events (
         seq bigserial PRIMARY KEY,
@@ -79,6 +153,10 @@ MIGRATIONS: Final[dict[int, str]] = {
     GRANT USAGE ON SEQUENCE lintaid_events_seq_seq TO PUBLIC;
     GRANT SELECT ON lintaid_schema TO PUBLIC;
     """,
+    # Only the team's members read and write, not every role on the server: the grants of 2
+    # move from PUBLIC to the database's members group, and so does CONNECT where this role
+    # owns the database; the members 2 let in join the group.
+    3: _members_only,
 }
 _LOCK_SCHEMA: Final = 0x6C696E74  # "lint": one advisory lock for schema migrations
 
@@ -271,7 +349,11 @@ class Server:
             if found > SCHEMA_VERSION:
                 raise SchemaTooNew(found)
             for version in range(found + 1, SCHEMA_VERSION + 1):
-                cur.execute(MIGRATIONS[version])
+                step = MIGRATIONS[version]
+                if isinstance(step, str):
+                    cur.execute(step)
+                else:
+                    step(cur)
                 cur.execute("INSERT INTO lintaid_schema(version) VALUES (%s)", (version,))
         return SCHEMA_VERSION
 
@@ -334,11 +416,15 @@ class Server:
         return (int(row[0]), float(row[1])) if row else (0, 0.0)
 
     # -- members ---------------------------------------------------------------------------
-    def add_member(self, name: str) -> tuple[str, bool]:
-        """Create the login role ``name`` with a new random password, allowed to connect to
-        this database (the schema brought forward first, so it can read and write at once);
-        return the password, and False when the role existed already (its password is then
-        set anew). The connecting role needs CREATEROLE (the team's administrator)."""
+    def add_member(self, name: str) -> tuple[str, bool, bool]:
+        """Create the login role ``name`` with a new random password and grant it into the
+        members group, which alone may read and write the team's tables (the schema brought
+        forward first and the tables closed to all others again, so it can read and write at
+        once and nobody else can); return the password, False when the role existed already
+        (its password is then set anew), and whether the database too is closed to all but
+        the members (False: this role does not own it, so who may connect is its owner's
+        say). The connecting role needs CREATEROLE and owns the tables (the team's
+        administrator)."""
         import secrets
 
         from psycopg import sql
@@ -346,14 +432,19 @@ class Server:
         self.ensure_schema()
         password = secrets.token_urlsafe(24)
         with self.conn.transaction(), self.conn.cursor() as cur:
+            database_closed = close_to_members(cur)
+            group = members_group(self.conn.info.dbname)
+            if name == group:
+                raise psycopg.errors.InvalidParameterValue(
+                    f"{name!r} is the members group's own name, not a member's")
             cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,))
             existed = cur.fetchone() is not None
             verb = "ALTER" if existed else "CREATE"
             cur.execute(sql.SQL(verb + " ROLE {} LOGIN PASSWORD {}").format(
                 sql.Identifier(name), sql.Literal(password)))
-            cur.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
-                sql.Identifier(self.conn.info.dbname), sql.Identifier(name)))
-        return password, not existed
+            cur.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(group),
+                                                         sql.Identifier(name)))
+        return password, not existed, database_closed
 
 
 class Listener:

@@ -175,7 +175,8 @@ class TeamTier:
         try:
             server = pg.Server(pg.connect(conninfo, pw), "", "", "")
             try:
-                made, created = server.add_member(name)
+                made, created, database_closed = server.add_member(name)
+                group = pg.members_group(server.conn.info.dbname)
             finally:
                 server.close()
         except (pg.SchemaTooNew, pg.SchemaNeedsOwner) as err:
@@ -187,9 +188,19 @@ class TeamTier:
         except OSError as err:
             raise protocol.RemoteError(f"cannot reach {conninfo}: {err}",
                                        protocol.UNAVAILABLE) from None
-        log.info("team_member_added", member=name, dsn=conninfo, created=created)
+        log.info("team_member_added", member=name, dsn=conninfo, created=created, group=group,
+                 database_closed=database_closed)
         member = {**params, "user": name, "password": made}
-        return {"member": name, "created": created, "dsn": pg.address(member)}
+        reply: dict[str, Any] = {"member": name, "created": created, "dsn": pg.address(member),
+                                 "group": group, "database_closed": database_closed}
+        if not database_closed:
+            reply["note"] = (
+                f"only {group} (the members) may read or write the team's tables, but this "
+                "role does not own the database, so who may connect to it is its owner's "
+                "say: they can `REVOKE CONNECT ON DATABASE ... FROM PUBLIC` and "
+                f"`GRANT CONNECT ... TO {group}`")
+            log.warning("team_database_open", dsn=conninfo, group=group)
+        return reply
 
     def leave(self) -> dict[str, Any]:
         with self._lock:
