@@ -242,10 +242,31 @@ def served(project: Path, serve: Callable[..., Served]) -> Served:
 
 
 # -- the daemon as a subprocess (end-to-end tests) --------------------------------------------
+# A bytecode cache shared by the lintaid processes the tests start (``lintaid_env``), made
+# for the test session (``pytest_configure``) and removed after it.
+_BYTECODE: list[Path] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _BYTECODE.append(Path(tempfile.mkdtemp(prefix="lintaid-pycache-")))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    while _BYTECODE:
+        shutil.rmtree(_BYTECODE.pop(), ignore_errors=True)
+
+
 def lintaid_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("LINTAID_PROJECT", None)
     env.setdefault("LINTAID_NO_WATCH", "1")
+    if _BYTECODE:
+        # Where PYTHONDONTWRITEBYTECODE is set, every daemon, CLI and hook process would
+        # compile each module it imports again from source (about half a daemon's start-up);
+        # they share one cache instead, outside the source tree. (Only lintaid's processes:
+        # pip, run with a cache prefix, would record no __pycache__ files for its uninstall.)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env.setdefault("PYTHONPYCACHEPREFIX", str(_BYTECODE[0]))
     env.update(extra)
     return env
 
