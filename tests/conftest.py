@@ -47,6 +47,28 @@ sys.modules.setdefault("tests.conftest", sys.modules[__name__])
 T = TypeVar("T")
 
 
+def _bytecode_cache() -> Path | None:
+    """Where PYTHONDONTWRITEBYTECODE is set, every daemon, CLI and hook process a test starts
+    would compile each module it imports from source again (about half of a daemon's start),
+    and each xdist worker would rewrite every test module's asserts again: they keep their
+    bytecode in one cache instead, under .pytest_cache (never beside the sources). Python
+    checks each cached file against its source and writes it atomically, so the processes may
+    share it. None where bytecode is written as usual, or the cache cannot be made."""
+    if not sys.flags.dont_write_bytecode:
+        return None
+    folder = REPO / ".pytest_cache" / "pycache"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    sys.pycache_prefix = str(folder)  # this process: the test modules pytest rewrites next
+    sys.dont_write_bytecode = False
+    return folder
+
+
+BYTECODE = _bytecode_cache()
+
+
 # -- waiting ----------------------------------------------------------------------------------
 def wait_for(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.05) -> T:
     """Poll ``predicate`` until it returns something truthy; return it or fail.
@@ -242,31 +264,15 @@ def served(project: Path, serve: Callable[..., Served]) -> Served:
 
 
 # -- the daemon as a subprocess (end-to-end tests) --------------------------------------------
-# A bytecode cache shared by the lintaid processes the tests start (``lintaid_env``), made
-# for the test session (``pytest_configure``) and removed after it.
-_BYTECODE: list[Path] = []
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    _BYTECODE.append(Path(tempfile.mkdtemp(prefix="lintaid-pycache-")))
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    while _BYTECODE:
-        shutil.rmtree(_BYTECODE.pop(), ignore_errors=True)
-
-
 def lintaid_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("LINTAID_PROJECT", None)
     env.setdefault("LINTAID_NO_WATCH", "1")
-    if _BYTECODE:
-        # Where PYTHONDONTWRITEBYTECODE is set, every daemon, CLI and hook process would
-        # compile each module it imports again from source (about half a daemon's start-up);
-        # they share one cache instead, outside the source tree. (Only lintaid's processes:
-        # pip, run with a cache prefix, would record no __pycache__ files for its uninstall.)
+    if BYTECODE is not None:
+        # Only lintaid's processes: pip, run with a cache prefix, would record no
+        # __pycache__ files for its uninstall (tests/test_hook_reinstall.py).
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env.setdefault("PYTHONPYCACHEPREFIX", str(_BYTECODE[0]))
+        env.setdefault("PYTHONPYCACHEPREFIX", str(BYTECODE))
     env.update(extra)
     return env
 
