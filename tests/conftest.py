@@ -392,6 +392,21 @@ def daemon(project: Path) -> Iterator[Path]:
         proc.stop()
 
 
+@pytest.fixture(scope="module")
+def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One daemon process for a project that a module's tests share (the cases of one
+    parametrized test whose outcome does not depend on what the others stored), started once
+    instead of once for each; stopped after the module's last test."""
+    root = tmp_path_factory.mktemp("shared") / "proj"
+    root.mkdir()
+    paths.ensure_state_dir(root)
+    proc = daemon_process(root)
+    try:
+        yield root
+    finally:
+        proc.stop()
+
+
 # -- isolation and leak checks ----------------------------------------------------------------
 @pytest.fixture(scope="session", autouse=True)
 def runtime_dir() -> Iterator[Path]:
