@@ -16,7 +16,7 @@ import threading
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
-from importlib import metadata
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,12 @@ log = get_logger("lintaid.daemon")
 SWITCH_INTERVAL_S = 0.001
 
 
+@cache
 def _version(dist: str) -> str:
+    """An installed distribution's version, looked up once (importlib.metadata, imported
+    here: it costs a start some 20 ms, and only ``status`` asks)."""
+    from importlib import metadata
+
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import queue
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -22,7 +23,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 from lintaid.logs import get_logger
 from lintaid_client import ops, protocol
@@ -31,6 +31,16 @@ from .futures import settle
 from .ops import HANDLERS, Services, error_code
 
 log = get_logger("lintaid.server")
+
+
+def _monitor_event(frames: list[bytes]) -> int:
+    """The event id of a libzmq monitor message: its first frame is the 16-bit id, then the
+    32-bit value (what ``zmq.utils.monitor.parse_monitor_message`` reads; importing that
+    module imports asyncio too, some 20 ms of every daemon's start)."""
+    if len(frames) != 2 or len(frames[0]) != 6:
+        raise RuntimeError(f"Invalid event message format: {frames}")
+    event_id: int = struct.unpack("=hi", frames[0])[0]
+    return event_id
 
 SOCKET_MAX_BYTES = 64 * 1024 * 1024
 """Above this libzmq drops the message; between the protocol's limit and this, the daemon
@@ -174,12 +184,13 @@ class Server:
         """Take the monitor's waiting events into ``_peers`` (never blocks)."""
         while True:
             try:
-                event = recv_monitor_message(self._monitor, zmq.NOBLOCK)
+                frames = self._monitor.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 return
-            if event["event"] == zmq.EVENT_ACCEPTED:
+            event = _monitor_event(frames)
+            if event == zmq.EVENT_ACCEPTED:
                 self._peers += 1
-            elif event["event"] == zmq.EVENT_DISCONNECTED:
+            elif event == zmq.EVENT_DISCONNECTED:
                 self._peers = max(0, self._peers - 1)
 
     def _send_queued(self) -> None:

@@ -47,6 +47,28 @@ sys.modules.setdefault("tests.conftest", sys.modules[__name__])
 T = TypeVar("T")
 
 
+def _bytecode_cache() -> Path | None:
+    """Where PYTHONDONTWRITEBYTECODE is set, every daemon, CLI and hook process a test starts
+    would compile each module it imports from source again (about half of a daemon's start),
+    and each xdist worker would rewrite every test module's asserts again: they keep their
+    bytecode in one cache instead, under .pytest_cache (never beside the sources). Python
+    checks each cached file against its source and writes it atomically, so the processes may
+    share it. None where bytecode is written as usual, or the cache cannot be made."""
+    if not sys.flags.dont_write_bytecode:
+        return None
+    folder = REPO / ".pytest_cache" / "pycache"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    sys.pycache_prefix = str(folder)  # this process: the test modules pytest rewrites next
+    sys.dont_write_bytecode = False
+    return folder
+
+
+BYTECODE = _bytecode_cache()
+
+
 # -- waiting ----------------------------------------------------------------------------------
 def wait_for(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.05) -> T:
     """Poll ``predicate`` until it returns something truthy; return it or fail.
@@ -246,6 +268,11 @@ def lintaid_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("LINTAID_PROJECT", None)
     env.setdefault("LINTAID_NO_WATCH", "1")
+    if BYTECODE is not None:
+        # Only lintaid's processes: pip, run with a cache prefix, would record no
+        # __pycache__ files for its uninstall (tests/test_hook_reinstall.py).
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env.setdefault("PYTHONPYCACHEPREFIX", str(BYTECODE))
     env.update(extra)
     return env
 
@@ -361,6 +388,21 @@ def daemon(project: Path) -> Iterator[Path]:
     proc = daemon_process(project)
     try:
         yield project
+    finally:
+        proc.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One daemon process for a project that a module's tests share (the cases of one
+    parametrized test whose outcome does not depend on what the others stored), started once
+    instead of once for each; stopped after the module's last test."""
+    root = tmp_path_factory.mktemp("shared") / "proj"
+    root.mkdir()
+    paths.ensure_state_dir(root)
+    proc = daemon_process(root)
+    try:
+        yield root
     finally:
         proc.stop()
 

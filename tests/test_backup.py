@@ -34,8 +34,9 @@ def records_in(db: Path) -> set[str]:
 
 
 def test_backup_to_a_file_is_a_private_consistent_copy(daemon: Path, tmp_path: Path) -> None:
-    ids = {run_json(daemon, "add", f"The heron pump {i} runs at {i} bar.")["id"]
-           for i in range(30)}
+    with Memory(project=daemon) as m:  # 30 writes, each its own commit (not one CLI each)
+        ids = {m.add(f"The heron pump {i} runs at {i} bar.")["results"][0]["id"]
+               for i in range(30)}
     out = run_cli(daemon, "backup", "--to", "../copy.db").stdout  # relative to the caller
     target = (daemon / ".." / "copy.db").resolve()
     assert str(target) in out and target.stat().st_mode & 0o777 == 0o600

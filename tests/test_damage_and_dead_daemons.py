@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -25,16 +26,41 @@ def doctor(root: Path) -> tuple[int, dict]:
     return result.exit_code, json.loads(result.stdout)
 
 
-def seeded(serve: Callable[..., Served], root: Path, n: int = 400) -> None:
-    served = serve(root)
-    served.call("add", {"items": [{"content": f"Service {i} listens on port {9000 + i} and "
-                                   "keeps its logs for thirty days."} for i in range(n)]})
-    served.stop()
+@pytest.fixture(scope="module")
+def seeds(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where ``seeded`` keeps the stores it seeded, one folder for each size."""
+    return tmp_path_factory.mktemp("seeds")
+
+
+def seeded(serve: Callable[..., Served], root: Path, n: int = 400,
+           seeds: Path | None = None) -> None:
+    """``n`` records added through a daemon, which is then stopped; everything in the file
+    itself. With ``seeds``, the stores seeded once are copied in (memory.db, its backups and
+    indexes: no record is added again), and the daemon is then started and stopped on them as
+    on the stores it wrote, so the project's own files (log, endpoint) are its own."""
+    kept = seeds / str(n) if seeds is not None else None
+    state = paths.state_dir(root)
+    if kept is not None and kept.exists():
+        shutil.copytree(kept, state, dirs_exist_ok=True)
+        serve(root).stop()
+    else:
+        served = serve(root)
+        served.call("add", {"items": [{"content": f"Service {i} listens on port {9000 + i} "
+                                       "and keeps its logs for thirty days."}
+                                      for i in range(n)]})
+        served.stop()
     conn = sqlite3.connect(paths.memory_db_path(root))  # everything in the file itself
     try:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
+    if kept is not None and not kept.exists():
+        kept.mkdir()
+        for name in ("memory.db", "backups", "index"):
+            if (state / name).is_dir():
+                shutil.copytree(state / name, kept / name)
+            else:
+                shutil.copy2(state / name, kept / name)
 
 
 def damage_header(db: Path) -> None:
@@ -53,8 +79,9 @@ def damage_interior(db: Path) -> None:
 @pytest.mark.parametrize("damage", [damage_header, damage_leaves, damage_interior],
                          ids=["header", "leaf pages", "an early page"])
 def test_doctor_fails_on_every_damage_that_keeps_the_daemon_from_starting(
-        project: Path, serve: Callable[..., Served], damage: Callable[[Path], None]) -> None:
-    seeded(serve, project)
+        project: Path, serve: Callable[..., Served], damage: Callable[[Path], None],
+        seeds: Path) -> None:
+    seeded(serve, project, seeds=seeds)
     db = paths.memory_db_path(project)
     code, _report = doctor(project)
     assert code == 0

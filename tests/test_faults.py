@@ -38,6 +38,11 @@ def fill(root: Path, n: int, *, word: str = "compressor") -> list[str]:
     return [r["id"] for r in out["results"]]
 
 
+# Enough rows for the records table to span some 20 leaf pages (``three_pages`` damages three
+# at a quarter, a half and three quarters of the table); 20 more written later stay after them.
+EARLY = 120
+
+
 def log_events(root: Path) -> list[dict]:
     lines = paths.log_path(root).read_text().splitlines()
     return [json.loads(line) for line in lines if line.startswith("{")]
@@ -46,7 +51,7 @@ def log_events(root: Path) -> list[dict]:
 # -- memory.db damaged ------------------------------------------------------------------------
 def test_a_damaged_memory_db_is_refused_with_one_line_naming_recover(project: Path) -> None:
     start_daemon(project)
-    fill(project, 400)
+    fill(project, EARLY)
     stop_daemon(project)
     overwrite_pages(paths.memory_db_path(project), three_pages(paths.memory_db_path(project)))
 
@@ -116,7 +121,7 @@ def test_a_damaged_workspace_db_is_set_aside_and_rebuilt_from_the_files(project:
 def test_recover_brings_back_every_readable_row_and_the_backups_rows(project: Path) -> None:
     db = paths.memory_db_path(project)
     start_daemon(project)
-    early = fill(project, 400, word="albatross")
+    early = fill(project, EARLY, word="albatross")
     stop_daemon(project)  # a clean stop leaves a rolling backup holding ``early``
     backups = sorted((paths.state_dir(project) / "backups").glob("memory-*.db"))
     assert len(backups) == 1 and backups[0].stat().st_mode & 0o777 == 0o600
@@ -144,14 +149,15 @@ def test_recover_brings_back_every_readable_row_and_the_backups_rows(project: Pa
     try:
         listed = {h["id"] for h in run_json(project, "list", "--limit", "1000")["results"]}
         assert listed == set(early[1:]) | set(late)  # nothing lost, the forgotten one stays so
-        for i in (0, 133, 266, 399):  # rows from every part of the table, damaged or not
+        for i in (0, EARLY // 3, 2 * EARLY // 3, EARLY - 1):  # every part, damaged or not
             hits = run_json(project, "search", f"albatross stage {i} keeps {i}")["results"]
             assert i == 0 or hits[0]["id"] == early[i]
         assert run_json(project, "search", "cormorant stage 7")["results"][0]["id"] == late[7]
         assert forgotten not in {h["id"] for h in run_json(
             project, "search", "albatross stage 0 keeps 0", "--top-k", "100")["results"]}
         status = run_json(project, "status")
-        assert status["memory"]["records"] == 420 and status["integrity"]["memory"] == "ok"
+        assert status["memory"]["records"] == EARLY + 20
+        assert status["integrity"]["memory"] == "ok"
     finally:
         stop_daemon(project)
     # A whole database: recover says so and changes nothing.

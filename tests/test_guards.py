@@ -152,8 +152,8 @@ def test_the_drainer_retries_transient_failures_and_rejects_permanent_ones(
 
 # -- times are checked where they come in --------------------------------------------------------
 @pytest.mark.parametrize("value", ["1e300", "inf", "nan", "-1", "99999999999999"])
-def test_an_out_of_range_time_is_one_line_from_the_cli(daemon: Path, value: str) -> None:
-    proc = run_cli(daemon, "add", "The shearwater job runs daily.", "--expires-at", value,
+def test_an_out_of_range_time_is_one_line_from_the_cli(shared_daemon: Path, value: str) -> None:
+    proc = run_cli(shared_daemon, "add", "The shearwater job runs daily.", "--expires-at", value,
                    check=False)
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == ("lintaid: --expires-at must be a time between 1970 and 9999")

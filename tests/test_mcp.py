@@ -515,9 +515,9 @@ def test_parse_errors_have_a_null_id(project: Path) -> None:
     *[(v, v) for v in mcp_rpc.PROTOCOL_VERSIONS],
     ("2099-01-01", mcp_rpc.LATEST), ("1.0", mcp_rpc.LATEST)])
 def test_version_negotiation_and_shapes_match_the_sdk_models(
-        daemon: Path, asked: str, answered: str) -> None:
+        shared_daemon: Path, asked: str, answered: str) -> None:
     """Every answer survives the SDK's own per-revision result models unchanged."""
-    with RawShim(daemon) as shim:
+    with RawShim(shared_daemon) as shim:
         init = shim.initialize(asked)["result"]
         assert init["protocolVersion"] == answered
         assert init["capabilities"] == {"tools": {"listChanged": False}}

@@ -345,16 +345,20 @@ def test_server_outage_local_memory_goes_on_and_everything_arrives_after(
     assert team_status(alice)["offline_since"] is None
 
 
-def test_a_member_offline_for_long_catches_up(pair: tuple[Served, Served]) -> None:
+def test_a_member_offline_for_long_catches_up(pair: tuple[Served, Served],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     alice, bob = pair
     bob.stop()
-    items = [{"content": f"Service {n} listens on port {9000 + n}."} for n in range(450)]
+    # Bob comes back to nearly five pulls' worth (four full batches and part of a fifth), in
+    # one of Alice's pushes: 120 events, pulled 25 at a time.
+    monkeypatch.setenv("LINTAID_TEAM_PULL_BATCH", "25")
+    items = [{"content": f"Service {n} listens on port {9000 + n}."} for n in range(120)]
     ids = [r["id"] for r in alice.call("add", {"items": items})["results"]]
     wait_for(lambda: delivered(alice), WAIT)
     bob.start()
     wait_for(lambda: all(holds(bob, rid) for rid in (ids[0], ids[-1])), WAIT * 2)
     wait_for(lambda: team_status(bob)["pull"]["behind"] == 0, WAIT)
-    assert bob.record_count() == 450
+    assert bob.record_count() == 120
 
 
 def test_replays_store_nothing_twice(pair: tuple[Served, Served], pg: pgserver.PgServer,
