@@ -213,22 +213,32 @@ def test_decisions_on_both_kinds_of_pair_travel_with_an_export(
     assert f"({DECISIONS}:3)" not in text and f'"{STATED}" ({scene.capture}' in text
 
 
+def _document_then_turn(project: Path, serve: Callable[..., Served], tmp_path: Path,
+                        document: tuple[str, str], request: str,
+                        result: str) -> tuple[Served, str]:
+    """A decision document under docs/ in a git project, then one captured turn: the daemon
+    and the turn's record id."""
+    git_init(project)
+    (project / "docs").mkdir()
+    (project / "docs" / document[0]).write_text(document[1])
+    served = serve(project, watch=True)
+    wait_for(lambda: served.json("status")["workspace"]["ready"], timeout=60)
+    transcript = write_transcript(tmp_path / "t.jsonl", [("user", request),
+                                                         ("assistant", result)],
+                                  cwd=str(project))
+    assert served.hook("Stop", stop_payload(transcript, cwd=str(project))) == {}
+    return served, wait_for(lambda: served.json("list")["results"])[0]["id"]
+
+
 def test_a_memory_that_says_it_changed_a_documents_value_waits_for_review(
         project: Path, serve: Callable[..., Served], tmp_path: Path) -> None:
     """"Cache TTL is now 90 seconds." against a decision document's "Cache TTL: 60 seconds.":
     the memory supersedes the file's statement for the policy, but memory never marks a
     document, so the file's value is still offered as a current decision beside it. The pair
     waits in the queue like a conflict; accepting it stops the file's value being offered."""
-    git_init(project)
-    (project / "docs").mkdir()
-    (project / "docs" / "cache.md").write_text("# Cache\n\nCache TTL: 60 seconds.\n")
-    served = serve(project, watch=True)
-    wait_for(lambda: served.json("status")["workspace"]["ready"], timeout=60)
-    transcript = write_transcript(tmp_path / "t.jsonl", [
-        ("user", "Which cache TTL does the API use?"),
-        ("assistant", "Cache TTL is now 90 seconds.")], cwd=str(project))
-    assert served.hook("Stop", stop_payload(transcript, cwd=str(project))) == {}
-    capture = wait_for(lambda: served.json("list")["results"])[0]["id"]
+    served, capture = _document_then_turn(
+        project, serve, tmp_path, ("cache.md", "# Cache\n\nCache TTL: 60 seconds.\n"),
+        "Which cache TTL does the API use?", "Cache TTL is now 90 seconds.")
     queue = served.json("review")["results"]
     assert len(queue) == 1, queue
     item = queue[0]
@@ -253,17 +263,10 @@ def test_the_issues_own_change_naming_the_old_value_bare_waits_for_review(
     """"Signature max age is now 600 seconds instead of 300." against a decision document's
     "Signature max age: 300 seconds.": the old side is written without its unit, and takes
     the new side's (seconds); the pair waits in the queue."""
-    git_init(project)
-    (project / "docs").mkdir()
-    (project / "docs" / "auth.md").write_text("# Auth\n\nSignature max age: 300 seconds.\n")
-    served = serve(project, watch=True)
-    wait_for(lambda: served.json("status")["workspace"]["ready"], timeout=60)
-    transcript = write_transcript(tmp_path / "t.jsonl", [
-        ("user", "Clients with slow clocks fail signature checks."),
-        ("assistant", "Signature max age is now 600 seconds instead of 300.")],
-        cwd=str(project))
-    assert served.hook("Stop", stop_payload(transcript, cwd=str(project))) == {}
-    capture = wait_for(lambda: served.json("list")["results"])[0]["id"]
+    served, capture = _document_then_turn(
+        project, serve, tmp_path, ("auth.md", "# Auth\n\nSignature max age: 300 seconds.\n"),
+        "Clients with slow clocks fail signature checks.",
+        "Signature max age is now 600 seconds instead of 300.")
     queue = wait_for(lambda: served.json("review")["results"])
     assert [(i["newer"]["record_id"], i["older"]["path"], i["older"]["value"])
             for i in queue] == [(capture, "docs/auth.md", "300s")]
