@@ -65,11 +65,13 @@ def _spelled(op: str, err: protocol.RemoteError) -> str:
 
 
 def call(root: Path, op: str, args: dict[str, Any] | None = None, *, timeout: float = 30.0,
-         autostart: bool = True) -> Any:
+         autostart: bool = True, underway: bool = False) -> Any:
     """One request to the project's daemon, checked against the op's declaration first.
 
     When nobody answers (or the daemon speaks another protocol, then after stopping it), the
-    daemon is started and the request sent once more.
+    daemon is started and the request sent once more; unless the request is a later step of
+    an operation ``underway`` (an import's next batch): then the daemon went away under it,
+    which is said as such, and none is started to go on half-way.
     """
     args = {k: v for k, v in (args or {}).items() if v is not None}
     try:
@@ -87,6 +89,10 @@ def call(root: Path, op: str, args: dict[str, Any] | None = None, *, timeout: fl
                 click.echo("lintaid: daemon speaks another protocol; restarting it", err=True)
                 stop_daemon(root)
             except protocol.DaemonUnavailable as err:
+                if underway:
+                    fail(f"the lintaid daemon went away during the {op}: what it acknowledged "
+                         "before is kept, the rest was not done (run it again: what is "
+                         "already there is skipped)", EXIT_UNAVAILABLE)
                 if attempt or not autostart:
                     fail(f"{err} (start it with: lintaid start --project {root})",
                          EXIT_UNAVAILABLE)
@@ -848,9 +854,9 @@ def import_(root: Path, file: Path, fmt: str, as_json: bool, **values: Any) -> N
         fail(f"{file} holds user {owner!r}'s memories: import it with --user {owner}")
     counts: dict[str, dict[str, int]] = {}
     skipped: list[str] = []
-    for batch in _batches(rows):
+    for n, batch in enumerate(_batches(rows)):
         result = call(root, "import", {"items": batch, "user_id": values.get("user_id"),
-                                       "actor": "cli"}, timeout=600)
+                                       "actor": "cli"}, timeout=600, underway=n > 0)
         for row in result["results"]:
             seen = counts.setdefault(row["type"], {})
             seen[row["event"]] = seen.get(row["event"], 0) + 1
