@@ -554,6 +554,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="also write the figures here")
     ap.add_argument("--show", type=int, default=0, help="print this many stale examples")
     ap.add_argument("--dump", type=Path, help="write every probe's injected text here")
+    ap.add_argument("--keep", type=Path, help="replay into this folder and keep it (one "
+                    "history per subfolder) to read its memory.db afterwards")
     ap.add_argument("--turns", type=int, default=0, help="replay only the first N turns "
                     "(a smoke run)")
     args = ap.parse_args(argv)
@@ -569,7 +571,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.turns:
             history["turns"] = history["turns"][: args.turns]
         with tempfile.TemporaryDirectory(prefix="lintaid-hist-") as tmp:
-            run, harness = replay(history, Path(tmp), args.max_bytes)
+            where = Path(tmp)
+            if args.keep:
+                where = args.keep / history["id"]
+                where.mkdir(parents=True, exist_ok=False)
+            run, harness = replay(history, where, args.max_bytes)
             try:
                 sc = evaluate(history, run)
             finally:

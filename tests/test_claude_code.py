@@ -74,12 +74,16 @@ def test_stop_builds_one_outcome_record(project: Path) -> None:
     [rec] = records_for_event("Stop", payload, now=1_700_000_000.0)
     lines = rec.content.split("\n")
     assert lines[0] == f"Request: {FINAL_REQUEST}"
-    assert lines[1].startswith("Result: Done. Summary of the change: - `gateway/retry.py`")
-    assert lines[1].endswith("All 42 tests pass.")
-    assert lines[2] == (f"Affected paths: {project}/gateway/retry.py, "
+    # the result keeps its lines: each list item is a statement of its own
+    assert lines[1:7] == ["Result: Done. Summary of the change:", "",
+                          "- `gateway/retry.py`: `RetryPolicy` now reads `max_retries` and "
+                          "`backoff_ms` from config.",
+                          "- `tests/test_retry.py`: three new tests cover the exponential "
+                          "backoff.", "", "All 42 tests pass."]
+    assert lines[7] == (f"Affected paths: {project}/gateway/retry.py, "
                         f"{project}/tests/test_retry.py")
-    assert lines[3] == "Tools used: Edit, Write, Bash"
-    assert len(lines) == 4
+    assert lines[8] == "Tools used: Edit, Write, Bash"
+    assert len(lines) == 9
     assert rec.kind == "capture"
     assert rec.source == f"claude-code://{DEFAULT_SESSION}/outcome"
     assert rec.provider == "claude-code"
@@ -122,7 +126,7 @@ def test_stop_hook_active_captures_nothing(project: Path) -> None:
 def test_last_assistant_message_is_the_result(project: Path) -> None:
     payload = stop_for(project, last_assistant_message="Shipped it.\nAll green.")
     [rec] = records_for_event("Stop", payload)
-    assert "Result: Shipped it. All green." in rec.content.split("\n")
+    assert "Result: Shipped it.\nAll green.\n" in rec.content
 
 
 def test_subagent_stop_reads_the_agent_transcript(project: Path) -> None:

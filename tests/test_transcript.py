@@ -11,7 +11,7 @@ from tests.transcripts import (
     DEFAULT_CWD,
     FAKE_SECRETS,
     FINAL_REQUEST,
-    FINAL_RESULT_LINES,
+    FINAL_RESULT,
     SECRET_LAST_MESSAGE,
     realistic_turns,
     text,
@@ -48,7 +48,10 @@ def test_realistic_session(tmp_path: Path) -> None:
 
     ex = summarize(messages, None)
     assert ex.request == FINAL_REQUEST
-    assert ex.result == " ".join(line.strip() for line in FINAL_RESULT_LINES if line.strip())
+    # the result's lines are kept (its list items are statements of their own), blank runs
+    # cut to one, trailing spaces off
+    assert ex.result == FINAL_RESULT.strip()
+    assert "\n- `gateway/retry.py`" in ex.result
     assert ex.tools == ["Edit", "Write", "Bash"]
     assert ex.paths == [f"{DEFAULT_CWD}/gateway/retry.py", f"{DEFAULT_CWD}/tests/test_retry.py"]
 
@@ -56,7 +59,7 @@ def test_realistic_session(tmp_path: Path) -> None:
 def test_last_assistant_message_wins(tmp_path: Path) -> None:
     path = write_transcript(tmp_path / "t.jsonl", realistic_turns())
     ex = summarize(read_messages(path), "The final word.\n\n  Second line.  ")
-    assert ex.result == "The final word. Second line."
+    assert ex.result == "The final word.\n\n  Second line."
     assert ex.request == FINAL_REQUEST
 
 
@@ -129,7 +132,8 @@ def test_tool_paths_from_all_path_keys(tmp_path: Path) -> None:
 
 
 def test_compact_and_cap_on_char_boundary() -> None:
-    assert compact("  a  \n\n   b   c \n") == "a b c"
+    assert compact("  a  \n\n\n\n   b   c \n\n") == "a\n\n   b   c"
+    assert compact("- one\n- two") == "- one\n- two"  # a list stays a list
     text_ = "é" * 2000  # 2 bytes each
     capped = compact(text_)
     assert len(capped.encode()) <= MAX_FIELD_BYTES

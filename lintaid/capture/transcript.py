@@ -200,12 +200,18 @@ def summarize(messages: list[Message], last_assistant_message: str | None = None
 
 
 def compact(text: str, max_bytes: int = MAX_FIELD_BYTES) -> str:
-    """Trim lines, drop blank ones, join with single spaces, cap at ``max_bytes`` UTF-8 bytes.
-
-    Redact *before* compacting: redaction is line based, and compacting removes the lines.
+    """Trailing spaces off every line, runs of blank lines down to one, none at either end
+    (nor spaces before the first line or after the last), capped at ``max_bytes`` UTF-8 bytes. The lines themselves are kept: list items, headings,
+    tables, fenced code and paragraphs are what the policy reads statements from (a list
+    joined into one line made every item part of one long sentence, its subject glued from
+    several items).
     """
-    joined = " ".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
-    return cap_bytes(joined, max_bytes)
+    lines: list[str] = []
+    for line in text.strip().splitlines():
+        line = line.rstrip()
+        if line or (lines and lines[-1]):
+            lines.append(line)
+    return cap_bytes("\n".join(lines), max_bytes)
 
 
 def cap_bytes(text: str, max_bytes: int, suffix: str = "...") -> str:
