@@ -476,3 +476,28 @@ def test_a_request_its_result_changed_is_no_decision_and_leaves_no_stub(served: 
     assert "Request: bump it. | Result: CI now pins Python 3.11" in text, text
     given = prompt(served, "Which Python version does CI use?")
     assert "CI now pins Python 3.11" in given and "runs on Python 3.10" not in given
+
+
+def test_of_two_memories_answering_in_the_same_terms_the_newer_is_shown() -> None:
+    # Two memories the policy did not relate (no cue it knows: "moved", "now", "instead of")
+    # state the prompt's terms alike: the newer is shown in the older's place; one that adds
+    # terms of its own is a second answer and stays.
+    def hit(rid: str, at: float, **terms: float) -> Hit:
+        text = f"{rid}: the nightly export job writes its files"
+        return Hit(id=rid, content=text, created_at=at, relevance=0.6,
+                   passages=[Passage(0, len(text), sum(terms.values()), terms)])
+
+    older = hit("m-nas", 100.0, export=0.3, job=0.2, file=0.3)
+    newer = hit("m-s3", 200.0, export=0.3, job=0.2, file=0.2)
+    role = hit("m-role", 50.0, export=0.2, role=0.5)
+    assert [h.id for h in admit.adding([older, newer, role], admit.GAIN)] == ["m-s3", "m-role"]
+    # The other way round nothing changes: an older memory never displaces a newer one.
+    assert [h.id for h in admit.adding([newer, older], admit.GAIN)] == ["m-s3"]
+    # Nor does a newer one that leaves out a share of what the older said.
+    partial = hit("m-part", 300.0, export=0.3)
+    assert [h.id for h in admit.adding([older, partial], admit.GAIN)] == ["m-nas"]
+    # Nor one the older disagrees with in review: both sides are shown.
+    disputed = Hit(**{**newer.__dict__, "reviews": ["rv1"]})
+    older_disputed = Hit(**{**older.__dict__, "reviews": ["rv1"]})
+    assert [h.id for h in admit.adding([older_disputed, disputed], admit.GAIN)] == [
+        "m-nas", "m-s3"]

@@ -117,7 +117,7 @@ def recall(hits: Sequence[Hit], *, where: Where, max_records: int = DEFAULT_MAX_
             break
         if hit.id in ids:
             continue
-        ex = excerpt(hit, seen=set(seen))
+        ex = excerpt(hit, seen=set(seen), beside=ids)
         if not ex.lines and not ex.notes:
             continue
         entry = _entry(hit, ex, where)
@@ -144,14 +144,17 @@ def render(hits: Sequence[Hit], *, where: Where, max_records: int = DEFAULT_MAX_
 
 
 def excerpt(hit: Hit, *, seen: set[str] | None = None,
-            statements_max: int = EXCERPT_STATEMENTS) -> Excerpt:
+            statements_max: int = EXCERPT_STATEMENTS, beside: Sequence[str] = ()) -> Excerpt:
     """What an entry shows of ``hit``: its best matching statements (``hit.passages``), or,
     without any, its first; for a captured turn its result too when only its request
-    matched; never a statement in ``seen`` (folded), never a retired one."""
+    matched; never a statement in ``seen`` (folded), never a retired one. No note says a
+    statement was superseded by a record shown ``beside`` it (the agent reads the newer
+    record itself, just before)."""
     retired = retired_spans(hit.content, hit.claims)
     text = mask(hit.content, retired) if not hit.historical else hit.content
     sts = [st for st in statements(text) if not st.listing]
-    notes = _superseded_notes(_noted(hit), hit.id)[:MAX_NOTES]
+    notes = _superseded_notes([c for c in _noted(hit) if c.superseded_by not in beside],
+                              hit.id)[:MAX_NOTES]
     if not sts:
         return Excerpt(notes=notes)
     chosen = _chosen(sts, hit)[:statements_max]

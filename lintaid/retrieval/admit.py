@@ -271,11 +271,36 @@ def adding(hits: Sequence[Hit], gain: float) -> list[Hit]:
         new = sum(w for t, w in terms.items() if t not in covered)
         if (out and new < gain and not disputed.intersection(hit.reviews)
                 and hit.id not in replacing):
+            older = restated(hit, terms, out, gain, replacing)
+            if older is not None:
+                out[out.index(older)] = hit
+                covered = {t for kept in out for t in _stated(kept)}
+                disputed.update(hit.reviews)
             continue
         out.append(hit)
         covered.update(terms)
         disputed.update(hit.reviews)
     return out
+
+
+def restated(hit: Hit, terms: dict[str, float], kept: Sequence[Hit], gain: float,
+             replacing: set[str]) -> Hit | None:
+    """The older memory among ``kept`` that ``hit``, a newer memory, says again: every term
+    of the prompt it stated but for less than ``gain`` of the prompt's weight is stated by
+    ``hit`` too. Of two records that answer the prompt in the same terms the newer is the
+    one to show: if they agree nothing is lost, and if they do not, the later statement is
+    the likelier to hold (the policy may not have related them: the words of a change are
+    not always the words of a rule it knows)."""
+    if hit.store != models.MEMORY or hit.created_at is None:
+        return None
+    for older in kept:
+        if older.store != models.MEMORY or older.created_at is None \
+                or older.created_at >= hit.created_at or older.id in replacing \
+                or older.reviews or older.supersedes:
+            continue
+        if sum(w for t, w in _stated(older).items() if t not in terms) < gain:
+            return older
+    return None
 
 
 def spread_sessions(hits: Sequence[Hit], limit: int, per_session: int = PER_SESSION) -> list[Hit]:
