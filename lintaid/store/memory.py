@@ -141,6 +141,7 @@ class MemoryStore:
         self._index_requests: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self.index = UserIndexes(paths.index_dir(root, "memory"), _memory_schema, INDEX_VERSION)
         self.recovered: list[str] = []  # written back from the index at start (WAL loss)
+        self._recovered_added: set[str] = set()
         self._mark = wal_loss.read_mark(self.index.path)
         self.missing = {} if self.index.rebuilt else self._missing_acknowledged()
         if self.index.rebuilt:
@@ -210,6 +211,7 @@ class MemoryStore:
                 "SELECT COALESCE(MAX(seq), 0) FROM audit").fetchone()[0])
         wal_loss.write_mark(self.index.path, self._mark)
         self.recovered = lost.touched
+        self._recovered_added = set(lost.added)
         for rid in self.recovered:
             row = self._write.execute("SELECT created_at FROM records WHERE id = ?",
                                       (rid,)).fetchone()
@@ -224,14 +226,15 @@ class MemoryStore:
 
     def settle_recovered(self) -> None:
         """Writer thread, first batch: derive and index again what ``_missing_acknowledged``
-        wrote back, and queue the shared records among them for the team once more (the
+        wrote back, and queue the shared records it added for the team once more (the
         server keys a record's event on its id, so one that did leave is not stored twice)."""
         ids, self.recovered = self.recovered, []
+        added, self._recovered_added = self._recovered_added, set()
         if not ids:
             return
         self.mark_dirty(ids)
         for row in in_batches(self._write, "SELECT * FROM records WHERE id IN ({ids})"
-                              " AND forgotten_at IS NULL", ids):
+                              " AND forgotten_at IS NULL", sorted(added)):
             if self.outbox.shares(row) and row["member"] is None:
                 self.outbox.note(RECORD, row["id"], row["created_at"])
 
