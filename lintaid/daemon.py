@@ -242,6 +242,8 @@ class Daemon:
         self.team = TeamTier(self.root, self.store, self.writer.submit, registry.names)
         self.team.start()
         self.writer.add_flusher(self.team.wake)
+        if self.store.recovered:  # written back after WAL loss: derived, indexed, shared
+            self.writer.submit(self.store.settle_recovered, recall=False)
         services = Services(reader=self.reader, writes=self.store, submit=self.writer.submit,
                             hooks=hooks, control=self, provenance=self.provenance,
                             team=self.team)

@@ -225,21 +225,35 @@ def _memory_db(root: Path, status: dict[str, Any] | None) -> list[Check]:
 
 def _missing_acknowledged(missing: dict[str, Any] | None) -> list[Check]:
     """The report of acknowledged writes a start found missing from memory.db (its WAL
-    damaged or deleted), the same whether the daemon runs or not."""
+    damaged or deleted) and what it wrote back from the index, the same whether the daemon
+    runs or not: a warning when every one came back, a problem when some did not."""
     if not missing:
         return []
     try:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(missing["newest_at"])))
     except (KeyError, TypeError, ValueError, OverflowError, OSError):
         when = "?"
-    return [Check(
-        "acknowledged writes", False,
-        f"{missing.get('count', '?')} acknowledged write(s), the newest at {when}, are missing "
-        "from memory.db: its WAL was damaged or deleted (the index held them; it "
-        "keeps ids and times, not text); ids in the log (acknowledged_writes_missing)",
-        "add them again from where they came (a backup taken after them, a "
-        "teammate's store, the agent's transcript); this report is shown for a "
-        "week")]
+    found = (f"{missing.get('count', '?')} acknowledged write(s), the newest at {when}, were "
+             "missing from memory.db: its WAL was damaged or deleted")
+    recovered = missing.get("recovered")
+    unrecovered = missing.get("unrecovered")
+    if not isinstance(recovered, dict) or not isinstance(unrecovered, int):  # an older report
+        return [Check("acknowledged writes", False, found + "; ids in the log "
+                      "(acknowledged_writes_missing)", _READD)]
+    back = ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in recovered.items() if n)
+    if unrecovered:
+        return [Check("acknowledged writes", False,
+                      f"{found}; written back from the index: {back or 'none'}; "
+                      f"{unrecovered} not (the index kept no copy): ids in the log "
+                      "(acknowledged_writes_missing)", _READD)]
+    return [Check("acknowledged writes", True,
+                  f"{found}; all written back from the index ({back}); forget reasons, "
+                  "review decisions and confirmations made since the last checkpoint are "
+                  "not in it", "nothing to do; this report is shown for a week", warn=True)]
+
+
+_READD = ("add them again from where they came (a backup taken after them, a teammate's "
+          "store, the agent's transcript); this report is shown for a week")
 
 
 def _indexes(status: dict[str, Any] | None) -> list[Check]:

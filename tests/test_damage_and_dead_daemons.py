@@ -194,17 +194,26 @@ def test_supersession_cycles_are_refused_on_every_path(served: Served, tmp_path:
 
 
 @pytest.mark.slow
-def test_acknowledged_writes_lost_with_the_wal_are_found_and_reported(project: Path) -> None:
-    """Writes acknowledged while the WAL held them, the daemon killed, the WAL deleted: the
-    next start finds the records its index holds and memory.db lacks, logs them, and
-    status and doctor report them; the rest serves as before."""
+def test_acknowledged_writes_lost_with_the_wal_are_found_and_recovered(project: Path) -> None:
+    """Writes acknowledged while the WAL held them (adds, an edit, a supersede, a forget, a
+    restore),
+    the daemon killed, the WAL deleted: the next start finds them from the index, writes
+    back what its stored copy holds (the same ids, text, times and links; the forget is
+    done again), derives and indexes them again, and says so (log, status, doctor)."""
+    from lintaid_client import connection
+
+    def found(conn: connection.Connection, query: str) -> list[str]:
+        return [h["id"] for h in conn.call("search", {"query": query})["results"]]
+
     daemon = daemon_process(project)
     try:
-        from lintaid_client import connection
-
         with connection.Connection(project) as conn:
-            kept = conn.call("add", {"content": "Checkpointed: the queue has 4 workers."})
-            wait_for(lambda: conn.call("search", {"query": "checkpointed workers"})["results"])
+            kept = conn.call("add", {"content": "Checkpointed: the queue has 4 workers."})["id"]
+            old = conn.call("add", {"content": "The cache lives on redis-1."})["id"]
+            gone = conn.call("add", {"content": "The lab printer is pr-lab-7."})["id"]
+            back = conn.call("add", {"content": "The wiki lives at wiki-int-3."})["id"]
+            conn.call("forget", {"id": back})
+            wait_for(lambda: found(conn, "printer pr-lab-7") and not found(conn, "wiki-int-3"))
         db = paths.memory_db_path(project)
         probe = sqlite3.connect(db)  # everything so far in the file itself
         try:
@@ -212,34 +221,65 @@ def test_acknowledged_writes_lost_with_the_wal_are_found_and_reported(project: P
         finally:
             probe.close()
         with connection.Connection(project) as conn:
-            lost = [conn.call("add", {"content": f"Acknowledged note {i}: port {8000 + i}."})
-                    ["id"] for i in range(5)]
-            wait_for(lambda: all(conn.call("search", {"query": f"port {8000 + i}"})["results"]
-                                 for i in range(5)))
+            lost = [conn.call("add", {"content": f"Acknowledged note {i}: port {8000 + i}.",
+                                      "metadata": {"tag": f"t{i}"}})["id"] for i in range(5)]
+            conn.call("update", {"id": kept, "content": "Checkpointed: the queue has 9 workers."})
+            newer = conn.call("supersede", {"old_id": old,
+                                            "content": "The cache moved to redis-2."})["new_id"]
+            conn.call("forget", {"id": gone, "reason": "printer retired"})
+            conn.call("restore", {"id": back})
+            wait_for(lambda: all(found(conn, f"port {8000 + i}") for i in range(5))
+                     and found(conn, "wiki-int-3")
+                     and found(conn, "9 workers") and not found(conn, "printer pr-lab-7")
+                     and conn.call("get", {"id": old})["status"] == "superseded")
+            before = {rid: conn.call("get", {"id": rid}) for rid in lost}
         os.kill(daemon.pid, signal.SIGKILL)
     finally:
         daemon.stop()
     for suffix in ("-wal", "-shm"):
         db.with_name(db.name + suffix).unlink(missing_ok=True)
+    probe = sqlite3.connect(db)
+    try:  # what SQLite alone would leave: none of the acknowledged writes
+        assert probe.execute("SELECT COUNT(*) FROM records").fetchone()[0] == 4
+    finally:
+        probe.close()
     again = daemon_process(project)
     try:
         status = json.loads(subprocess.run(
             [sys.executable, "-m", "lintaid", "status", "--json", "--project", str(project)],
             capture_output=True, text=True, env=lintaid_env(), check=True).stdout)
         missing = status["integrity"]["missing_acknowledged"]
-        assert missing["count"] == 5 and sorted(missing["ids"]) == sorted(lost)
+        # (``old`` itself did not change: the link it lost comes back with ``newer``)
+        assert sorted(missing["ids"]) == sorted([*lost, kept, newer, gone, back])
+        assert missing["recovered"] == {"added": 6, "changed": 2, "links": 1,
+                                        "forgotten_again": 1}
+        assert missing["unrecovered"] == 0
         assert "acknowledged_writes_missing" in paths.log_path(project).read_text()
-        code, report = doctor(project)
-        assert code == 1
-        check = next(c for c in report["checks"] if c["name"] == "acknowledged writes")
-        assert "5 acknowledged write(s)" in check["detail"] and "WAL" in check["detail"]
         with connection.Connection(project) as conn:
-            assert conn.call("get", {"id": kept["id"]})["status"] == "current"
-            assert conn.call("search", {"query": "port 8003"})["results"] == []
+            for i, rid in enumerate(lost):  # the same record: id, text, metadata, time
+                wait_for(lambda i=i: found(conn, f"port {8000 + i}"))
+                came = conn.call("get", {"id": rid})
+                assert {k: came[k] for k in ("content", "metadata", "created_at")} == {
+                    k: before[rid][k] for k in ("content", "metadata", "created_at")}
+            assert "9 workers" in conn.call("get", {"id": kept})["content"]
+            assert conn.call("get", {"id": old})["status"] == "superseded"
+            assert conn.call("get", {"id": newer})["status"] == "current"
+            assert gone not in found(conn, "printer")
+            assert back in found(conn, "wiki")  # the restore is done again too
+            # written after the recovery: newer than everything it brought back
+            later = conn.call("add", {"content": "Written after the recovery."})["id"]
+            assert conn.call("get", {"id": later})["created_at"] > max(
+                b["created_at"] for b in before.values())
+            trail = conn.call("audit", {"id": lost[0]})["results"]
+            assert [(r["event"], r["actor"]) for r in trail] == [
+                ("RECOVER", "lintaid:recovery")]  # the add's own row went with the WAL
+        code, report = doctor(project)
+        check = next(c for c in report["checks"] if c["name"] == "acknowledged writes")
+        assert check["ok"] and check["warn"] and "9 acknowledged write(s)" in check["detail"]
+        assert "all written back from the index" in check["detail"]
     finally:
         again.stop()
     # The daemon down (an idle exit, a stop): the doctor still says so, from memory.db.
     code, report = doctor(project)
-    assert code == 1
     check = next(c for c in report["checks"] if c["name"] == "acknowledged writes")
-    assert "5 acknowledged write(s)" in check["detail"]
+    assert "9 acknowledged write(s)" in check["detail"]

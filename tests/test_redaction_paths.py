@@ -15,7 +15,7 @@ from pathlib import Path
 
 from lintaid_client import spool
 from tests.conftest import Served, wait_for
-from tests.redaction_corpus import SECRETS
+from tests.redaction_corpus import CLEAN, SECRETS
 from tests.test_secrets_at_rest import assert_nothing_secret, secret_piece
 from tests.test_viewer import open_viewer
 from tests.transcripts import stop_payload, write_transcript
@@ -141,3 +141,38 @@ def test_every_secret_format_is_redacted_on_every_path(
     served.stop()  # the clean stop's backup and the checkpointed WAL
     assert_nothing_secret(project)
     served.start()
+
+
+def test_benign_identifiers_come_through_every_path_unchanged(
+        project: Path, serve: Callable[..., Served], tmp_path: Path) -> None:
+    """The other side: SHAs, UUIDs, digests, ``mkdir -p``, ``ssh -p 22`` ... (every line of
+    ``CLEAN``) are stored exactly as given on the paths that redact: content, metadata,
+    forget and restore reasons, a hook's prompt and a captured turn; nothing over-redacted."""
+    served = serve(project)
+    items = [{"content": f"Note {i}: {line}", "metadata": {"context": line}}
+             for i, line in enumerate(CLEAN)]
+    notes = [r["id"] for r in served.call("add", {"items": items})["results"]]
+    for rid, line in zip(notes, CLEAN, strict=True):
+        got = served.call("get", {"id": rid})
+        assert got["content"].endswith(line) and got["metadata"]["context"] == line, line
+    reasons = [line for line in CLEAN if len(line.encode()) <= REASON_BYTES]
+    for rid, reason in zip(notes, reasons, strict=False):
+        served.call("forget", {"id": rid, "reason": reason})
+        served.call("restore", {"id": rid, "reason": reason})
+        kept = [e["detail"].get("reason") for e in served.call("audit", {"id": rid})["results"]
+                if e["event"] in ("FORGET", "RESTORE")]
+        assert kept == [reason, reason], reason
+    served.hook("UserPromptSubmit", {"session_id": "benign", "prompt": "\n".join(CLEAN),
+                                     "transcript_path": "/nonexistent"})
+    transcript = write_transcript(tmp_path / "t.jsonl", [
+        ("user", "What I have:\n" + "\n".join(CLEAN)),
+        ("assistant", "Used:\n" + "\n".join(CLEAN))], session_id="benign-turn",
+        cwd=str(project))
+    served.hook("Stop", stop_payload(transcript, session_id="benign-turn", cwd=str(project)))
+    texts = [h["content"] for kind in ("prompt", "capture")
+             for h in served.call("list", {"kind": kind, "limit": 100})["results"]]
+    assert len(texts) >= 2
+    for text in texts:
+        assert "[REDACTED" not in text, text[:300]
+    whole = "\n".join(texts)
+    assert [line for line in CLEAN if line not in whole] == []

@@ -33,7 +33,7 @@ from lintaid.logs import get_logger
 from lintaid_client import models, paths
 from lintaid_client.redact import redact, redact_value
 
-from . import chains, integrity, state, timeline, transfer
+from . import chains, integrity, state, timeline, transfer, wal_loss
 from .backup import BackupInfo, Retention, copy_database, rolling_backup
 from .derived_tables import DerivedTables
 from .index import millis
@@ -46,8 +46,8 @@ from .schema import DERIVED_VERSION_KEY, ensure_derived_schema, get_meta, set_me
 from .sqlite import VARIABLE_BUDGET, batches, connect, in_batches, transaction
 from .user_index import UserIndexes
 
-INDEX_VERSION = 6  # 4: created_at and expires_at in milliseconds; 5: client; 6: one index per
-# user, author, session_id, valid_at
+INDEX_VERSION = 7  # 4: created_at and expires_at in milliseconds; 5: client; 6: one index per
+# user, author, session_id, valid_at; 7: the record's stored copy and audit sequence
 MAX_AHEAD_S = 86_400.0
 """How far ahead of the wall clock a stored or explicit time may pull the store's clock: an
 import dated in the year 9000 must not drag every later stamp there."""
@@ -98,6 +98,10 @@ def _memory_schema() -> tantivy.Schema:
     sb.add_integer_field("created_at", indexed=True, fast=True, stored=True)
     sb.add_integer_field("valid_at", indexed=True, fast=True, stored=True)
     sb.add_integer_field("expires_at", indexed=True, fast=True)
+    # What brings back a write memory.db lost with its WAL (``wal_loss``): the record's
+    # durable columns and links, and the audit sequence of its newest change.
+    sb.add_integer_field(wal_loss.AUDIT_SEQ, indexed=True, fast=True)
+    sb.add_bytes_field(wal_loss.ROW, stored=True)
     return sb.build()
 
 
@@ -136,6 +140,9 @@ class MemoryStore:
         self._indexed_lock = threading.Lock()
         self._index_requests: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self.index = UserIndexes(paths.index_dir(root, "memory"), _memory_schema, INDEX_VERSION)
+        self.recovered: list[str] = []  # written back from the index at start (WAL loss)
+        self._recovered_added: set[str] = set()
+        self._mark = wal_loss.read_mark(self.index.path)
         self.missing = {} if self.index.rebuilt else self._missing_acknowledged()
         if self.index.rebuilt:
             self._write.execute(
@@ -179,51 +186,57 @@ class MemoryStore:
             raise
 
     def _missing_acknowledged(self) -> dict[str, Any]:
-        """Acknowledged writes memory.db no longer holds (its WAL was damaged or deleted, so
-        SQLite lost what the WAL held since the last checkpoint): the index is derived from
-        committed rows only and records are never deleted, so an indexed record newer than
-        every row left is one. Reported (the log, ``status``, doctor, kept in ``meta``), and
-        dropped from the index; the index keeps ids and times, not text, so the text itself
-        comes back only from a backup or a teammate that holds it."""
-        row = self._write.execute("SELECT MAX(created_at) FROM records"
-                                  " WHERE typeof(created_at) IN ('real', 'integer')").fetchone()
-        floor = millis(row[0]) if row and row[0] is not None else -1
-        found: dict[str, tuple[str, int]] = {}
-        for user in self.index.users():
-            index = self.index.for_user(user)
-            if index is None:
-                continue
-            searcher = index.searcher()
-            hits = searcher.search(index.int_range("created_at", floor + 1, None),
-                                   limit=10_000).hits
-            for _score, address in hits:
-                doc = searcher.doc(address)
-                found[str(doc["id"][0])] = (user, int(doc["created_at"][0]))
-        held = {r[0] for r in in_batches(self._write, "SELECT id FROM records WHERE id IN"
-                                          " ({ids})", list(found))} if found else set()
-        lost = {rid: where for rid, where in found.items() if rid not in held}
-        if not lost:  # an earlier report is shown for a week, then forgotten
-            try:
-                report = json.loads(get_meta(self._write, MISSING_KEY) or "{}")
-            except ValueError:
-                report = {}
-            if isinstance(report, dict) and time.time() - float(
-                    report.get("found_at", 0)) < MISSING_SHOWN_S:
-                return report
-            return {}
-        newest = max(at for _user, at in lost.values()) / 1000.0
-        report = {"count": len(lost), "ids": sorted(lost)[:50], "newest_at": newest,
-                  "found_at": time.time()}
-        log.error("acknowledged_writes_missing", count=len(lost), newest_at=newest,
-                  ids=sorted(lost)[:50],
-                  note="memory.db lacks records its index holds: its WAL was damaged or "
-                       "deleted; their text is not in the index")
+        """Acknowledged writes memory.db no longer holds (its WAL was damaged or deleted):
+        found from the index, written back where its stored copy allows (``wal_loss``), and
+        reported (the log, ``status``, doctor; kept in ``meta`` and shown for a week). The
+        records written back are derived again by the writer's first batch
+        (``settle_recovered``)."""
         with transaction(self._write):
+            lost = wal_loss.find_and_recover(self._write, self.index, self.audit,
+                                             self.index.broken)
+            if not lost.ids and not lost.forgotten:  # an earlier report shows for a week
+                try:
+                    report = json.loads(get_meta(self._write, MISSING_KEY) or "{}")
+                except ValueError:
+                    report = {}
+                if isinstance(report, dict) and time.time() - float(
+                        report.get("found_at", 0)) < MISSING_SHOWN_S:
+                    return report
+                return {}
+            report = lost.report()
             set_meta(self._write, MISSING_KEY, json.dumps(report))
-        for user in {u for u, _at in lost.values()}:
-            self.index.replace(user, [(rid, None) for rid, (u, _at) in lost.items() if u == user])
+            # Audit sequences past the floor are handed out again from here: the mark
+            # starts over at what memory.db now holds (the index has every change in it).
+            self._mark = int(self._write.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM audit").fetchone()[0])
+        wal_loss.write_mark(self.index.path, self._mark)
+        self.recovered = lost.touched
+        self._recovered_added = set(lost.added)
+        for rid in self.recovered:
+            row = self._write.execute("SELECT created_at FROM records WHERE id = ?",
+                                      (rid,)).fetchone()
+            if row is not None and isinstance(row[0], (int, float)):
+                self.clock.observe(float(row[0]))
+        log.error("acknowledged_writes_missing", **{k: v for k, v in report.items()
+                                                     if k != "found_at"},
+                  note="memory.db lacked writes its index held: its WAL was damaged or "
+                       "deleted; what the index kept a copy of is written back")
         self.index.commit()
         return report
+
+    def settle_recovered(self) -> None:
+        """Writer thread, first batch: derive and index again what ``_missing_acknowledged``
+        wrote back, and queue the shared records it added for the team once more (the
+        server keys a record's event on its id, so one that did leave is not stored twice)."""
+        ids, self.recovered = self.recovered, []
+        added, self._recovered_added = self._recovered_added, set()
+        if not ids:
+            return
+        self.mark_dirty(ids)
+        for row in in_batches(self._write, "SELECT * FROM records WHERE id IN ({ids})"
+                              " AND forgotten_at IS NULL", sorted(added)):
+            if self.outbox.shares(row) and row["member"] is None:
+                self.outbox.note(RECORD, row["id"], row["created_at"])
 
     # -- connections ---------------------------------------------------------------------
     def _read(self) -> sqlite3.Connection:
@@ -685,15 +698,17 @@ class MemoryStore:
         docs: dict[str, list[tuple[str, dict[str, Any] | None]]] = {}
         skipped: list[tuple[str, str]] = []
         ids = [rid for rid, _ in pending]
+        mark = 0  # the newest change this pass takes in (``wal_loss.write_mark``)
         for chunk in batches(ids, 500):
             rows = {
                 r["id"]: r for r in in_batches(
-                    conn, "SELECT r.id, r.content, r.user_id, r.kind, r.provider, r.created_at,"
-                    " r.expires_at, r.valid_at, r.session_id, r.metadata,"
-                    " r.forgotten_at, COALESCE(s.status, 'current') AS status"
+                    conn, "SELECT r.*, COALESCE(s.status, 'current') AS status"
                     " FROM records r LEFT JOIN record_state s ON s.record_id = r.id"
                     " WHERE r.id IN ({ids})", chunk)
             }
+            audit_seq = wal_loss.newest_audit(conn, chunk)
+            mark = max([mark, *audit_seq.values()])
+            links = wal_loss.links_of(conn, chunk)
             retired: dict[str, list[tuple[int, int]]] = {}
             current: dict[str, list[str]] = {}
             for r in in_batches(
@@ -715,6 +730,8 @@ class MemoryStore:
                     continue
                 try:
                     doc = _document(row, retired.get(rid, []), current.get(rid, []))
+                    doc[wal_loss.AUDIT_SEQ] = audit_seq.get(rid, 0)
+                    doc[wal_loss.ROW] = wal_loss.stored_row(row, links.get(rid, []))
                 except (ValueError, TypeError) as err:
                     skipped.append((rid, str(err)[:200]))
                     doc = None
@@ -722,6 +739,9 @@ class MemoryStore:
         for user, user_docs in docs.items():
             skipped.extend(self.index.replace(user, user_docs))
         self.index.commit()
+        if mark > self._mark:
+            self._mark = mark
+            wal_loss.write_mark(self.index.path, mark)
         for rid, reason in skipped:  # one bad row never blocks the rest, nor the next start
             log.error("index_row_skipped", record=rid, reason=reason)
         with self._indexed_lock:
