@@ -25,6 +25,7 @@ import os
 _PARENT_PID = os.getppid()  # read first, so a parent that dies while we start still counts
 
 import argparse
+import re
 import sys
 import threading
 import time
@@ -45,7 +46,10 @@ historical). Memory hits also carry a staleness level: fresh, aging (verify), st
 before relying on it) or expired. Use get_memory for a hit's full text, claims and \
 provenance. Record durable decisions with add_memory; when you have checked that an aging or \
 stale memory still holds, say so with confirm_memory; when a fact changes, retire the old \
-memory with supersede_memory rather than adding a contradicting one."""
+memory with supersede_memory rather than adding a contradicting one. For short status notes \
+to other agents working on this repository at the same time (what you are doing, what to \
+leave alone, what you found), use the bulletin board: board_open a key, board_post, and \
+board_read with after_sequence to catch up; board posts are not memory."""
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -107,10 +111,22 @@ def _timeout() -> float:
     return value if value > 0 else DEFAULT_TIMEOUT
 
 
+def client_label(name: str | None) -> str | None:
+    """The agent client's name as board posts carry it: ``--client``, ``LINTAID_CLIENT`` or
+    the peer's ``clientInfo.name``, lowercased, its ``-mcp-client`` suffix dropped
+    (``codex-mcp-client`` -> ``codex``), at most 64 characters of ``[a-z0-9._-]``."""
+    if not name:
+        return None
+    text = re.sub(r"[^a-z0-9._-]+", "-", name.strip().lower()).strip("-")
+    text = re.sub(r"-?mcp-client$", "", text) or text
+    return text[:64] or None
+
+
 def build_server(project: str | None, project_env: str | None, out: IO[bytes],
-                 log: Log) -> Server:
+                 log: Log, client: str | None = None) -> Server:
     autostart = os.environ.get("LINTAID_NO_AUTOSTART") != "1"
     timeout = _timeout()
+    named = client or os.environ.get("LINTAID_CLIENT")
 
     def root() -> Path:
         found = resolve_root(project, project_env)
@@ -120,10 +136,12 @@ def build_server(project: str | None, project_env: str | None, out: IO[bytes],
     def tools() -> Tools:
         from .mcp_tools import Toolbox
 
-        return Toolbox(root, log=log, autostart=autostart, timeout=timeout)
+        return Toolbox(root, log=log, autostart=autostart, timeout=timeout,
+                       client=lambda: client_label(named or server.client_name))
 
-    return Server(name="lintaid", version=__version__, instructions=INSTRUCTIONS,
-                  tools=tools, out=out, log=log)
+    server = Server(name="lintaid", version=__version__, instructions=INSTRUCTIONS,
+                    tools=tools, out=out, log=log)
+    return server
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -133,6 +151,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--project-env", metavar="VAR",
                         help="find the project from the folder in this environment variable "
                              "(the agent client's project variable), when it is set")
+    parser.add_argument("--client", metavar="NAME",
+                        help="the agent client this server serves, as board posts name it "
+                             "(default: LINTAID_CLIENT, else the client's own name)")
     parser.add_argument("--version", action="version", version=f"lintaid-mcp {__version__}")
     args = parser.parse_args(argv)
     if args.project and not os.path.isdir(os.path.expanduser(args.project)):
@@ -141,7 +162,8 @@ def main(argv: list[str] | None = None) -> None:
     watch_parent()
     code = 0
     try:
-        server = build_server(args.project, args.project_env, claim_stdout(), log)
+        server = build_server(args.project, args.project_env, claim_stdout(), log,
+                              args.client)
         server.serve(sys.stdin.buffer)
     except KeyboardInterrupt:
         pass
