@@ -26,6 +26,7 @@ from typing import Any, Final
 from lintaid_client import protocol
 from lintaid_client.redact import redact
 
+from .capture.record import LOCAL_USER
 from .futures import then
 from .logs import get_logger
 from .store.board import DEFAULT_KEY, BoardTable, board_id_for
@@ -34,6 +35,7 @@ log = get_logger("lintaid.board")
 
 KEEP_DAYS: Final = 14.0  # LINTAID_BOARD_KEEP_DAYS
 PRUNE_EVERY_S: Final = 3600.0
+NOTE_BOARDS: Final = 5  # boards SessionStart's line names at most
 SESSION_PREFIX: Final = "session:"
 DEFAULT_TITLE: Final = "The project's board"
 _KEY: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:-]*")
@@ -87,6 +89,10 @@ class Board:
         self._closed = False
         self._thread: threading.Thread | None = None
         self.listeners: list[Callable[[], None]] = []  # told after a post is committed
+        # What sessions read that the writer has not committed yet: (user, board, session)
+        # -> sequence, so a session's next answer already counts what it just read.
+        self._reading: dict[tuple[str, str, str], int] = {}
+        self._reading_lock = threading.Lock()
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -137,7 +143,7 @@ class Board:
         out["created_by_client"] = out.pop("client")
         out["created_by_session"] = out.pop("session_id")
         if session is not None:
-            joined = self.table.memberships(user, session) if joined is None else joined
+            joined = self._joined(user, session) if joined is None else joined
             if mine is None:
                 mine = self.table.session_board(user, session) or board_id_for(user,
                                                                                DEFAULT_KEY)
@@ -176,7 +182,7 @@ class Board:
         boards = self.table.boards(user, since)
         if not any(b["key"] == DEFAULT_KEY for b in boards):
             boards.append(self._default(user))
-        joined = self.table.memberships(user, session) if session else None
+        joined = self._joined(user, session) if session else None
         mine = (self.table.session_board(user, session) or board_id_for(user, DEFAULT_KEY)) \
             if session else None
         return {"boards": [self._view(b, user, session, joined, mine) for b in boards]}
@@ -260,6 +266,17 @@ class Board:
         """The boards ``session`` joined with posts by others it has not read."""
         return self.table.unread(user, session, self.since())
 
+    def note(self, session: str, user: str = LOCAL_USER) -> str | None:
+        """SessionStart's one line: unread posts on the boards ``session`` joined, or None."""
+        boards = self.unread(user, session)
+        if not boards:
+            return None
+        total = sum(int(b["unread"]) for b in boards)
+        named = ", ".join(f"{b['key']} ({b['unread']})" for b in boards[:NOTE_BOARDS])
+        more = f" and {len(boards) - NOTE_BOARDS} more" if len(boards) > NOTE_BOARDS else ""
+        return (f"Bulletin board: {total} unread post(s) on {named}{more}; catch up with "
+                "board_read (board_id, after_sequence) before you go on.")
+
     # -- inside ----------------------------------------------------------------------------
     def _prune(self, at: float) -> None:
         """Writer thread: delete expired posts, at most once an hour."""
@@ -276,17 +293,38 @@ class Board:
             return self.table.prune(self.wall() - self.keep_s) if self.keep_s else 0
         return self.submit(job)
 
+    def _joined(self, user: str, session: str) -> dict[str, int]:
+        """The boards ``session`` joined -> the last sequence it read, counting reads the
+        writer has not committed yet."""
+        joined = self.table.memberships(user, session)
+        with self._reading_lock:
+            for (who, board_id, sid), sequence in self._reading.items():
+                if who == user and sid == session:
+                    joined[board_id] = max(joined.get(board_id, 0), sequence)
+        return joined
+
     def _mark_read(self, user: str, board_id: str, session: str, client: str | None,
                    sequence: int) -> None:
         """Record, off the reply's path, that the session read up to ``sequence``."""
+        key = (user, board_id, session)
+        with self._reading_lock:
+            self._reading[key] = max(self._reading.get(key, 0), sequence)
+
         def job() -> None:
             at = self.stamp()
             self.table.join(user, board_id, session, client, at, default=False)
             self.table.mark_read(user, board_id, session, sequence, at)
+
+        def committed(_future: Future[None]) -> None:
+            with self._reading_lock:
+                if self._reading.get(key, 0) <= sequence:
+                    self._reading.pop(key, None)
+
         try:
-            self.submit(job)
+            self.submit(job).add_done_callback(committed)
         except Exception as err:  # bookkeeping only: the read itself succeeded
             log.warning("board_mark_read_failed", error=str(err))
+            committed(Future())
 
     def _notify(self, board_id: str) -> None:
         with self._cond:

@@ -239,20 +239,20 @@ class Daemon:
         # Injection reads the same, except that expired records stay out until reconfirmed.
         self.inject_reader = replace(self.reader, hide_expired=not staleness.inject_expired)
         self.pause_state = PauseState(paths.pause_path(self.root))
-        hooks = HookDispatcher(self.root, self.inject_reader, self.store, self.writer.submit,
-                               InjectConfig(self.config.inject_top_k,
-                                            self.config.inject_max_bytes,
-                                            self.config.inject_max_tokens),
-                               paused=self.pause_state.paused)
-        # The team tier pushes and pulls on threads of its own; nothing here waits on it.
-        self.team = TeamTier(self.root, self.store, self.writer.submit, registry.names)
-        self.team.start()
-        self.writer.add_flusher(self.team.wake)
         self.board = Board(self.store.board, self.writer.submit,
                            lambda: self.store.take_time(None),
                            keep_days=self.config.board_keep_days)
         self.board.start()
         self.board.prune_now()  # posts that expired while no daemon ran
+        hooks = HookDispatcher(self.root, self.inject_reader, self.store, self.writer.submit,
+                               InjectConfig(self.config.inject_top_k,
+                                            self.config.inject_max_bytes,
+                                            self.config.inject_max_tokens),
+                               paused=self.pause_state.paused, board_note=self.board.note)
+        # The team tier pushes and pulls on threads of its own; nothing here waits on it.
+        self.team = TeamTier(self.root, self.store, self.writer.submit, registry.names)
+        self.team.start()
+        self.writer.add_flusher(self.team.wake)
         services = Services(reader=self.reader, writes=self.store, submit=self.writer.submit,
                             hooks=hooks, control=self, provenance=self.provenance,
                             team=self.team, board=self.board)

@@ -309,3 +309,92 @@ def test_the_cli_lists_reads_posts_and_tails(served: Served) -> None:
     assert "db moved" in tail.stdout
     bad = served.cli("board", "read", "nowhere")
     assert bad.exit_code != 0 and "no board 'nowhere'" in bad.stderr
+
+
+def test_session_start_mentions_unread_posts_on_joined_boards(served: Served) -> None:
+    def start(session: str) -> str:
+        return json.dumps(served.hook("SessionStart", {"session_id": session,
+                                                       "source": "resume"}))
+
+    served.call("board_open", {"key": "billing", "session_id": "S1", "client": "claude-code"})
+    served.call("board_post", {"board_id": "billing", "content": "mine", "request_id": "m",
+                               "session_id": "S1"})
+    assert "Bulletin board" not in start("S1")  # its own post is not unread
+    for n in (1, 2):
+        served.call("board_post", {"board_id": "billing", "content": f"theirs {n}",
+                                   "request_id": f"t{n}", "session_id": "S2",
+                                   "client": "codex"})
+    said = start("S1")
+    assert said.count("Bulletin board: 2 unread post(s) on billing (2)") == 1
+    assert "Bulletin board" not in start("S3")  # joined nothing
+    read = served.call("board_read", {"board_id": "billing", "after_sequence": 1,
+                                      "session_id": "S1"})
+    assert len(read["posts"]) == 2
+    wait_for(lambda: "Bulletin board" not in start("S1"))  # the read is noted off its path
+
+
+def test_the_viewer_shows_boards_and_new_posts_live(served: Served) -> None:
+    import http.client
+    from urllib.parse import urlsplit
+
+    served.call("board_open", {"key": "billing", "title": "Billing migration",
+                               "session_id": "s"})
+    served.call("board_post", {"board_id": "billing", "content": "<b>first</b> note",
+                               "request_id": "v1", "session_id": "s", "client": "codex"})
+    ui = served.call("ui", {})
+    port, token = ui["port"], urlsplit(ui["url"]).path.strip("/")
+
+    def get(path: str) -> tuple[int, str]:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            conn.request("GET", f"/{token}{path}", headers={"Host": f"127.0.0.1:{port}"})
+            response = conn.getresponse()
+            return response.status, response.read().decode()
+        finally:
+            conn.close()
+
+    status, page = get("/board")
+    assert status == 200 and "Billing migration" in page and "default" in page
+    assert 'data-live="1"' in page and "&lt;b&gt;first&lt;/b&gt; note" in page
+    assert "<b>first</b>" not in page and "codex" in page
+    assert get("/board?b=nowhere")[0] == 404
+
+    stream_conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    stream_conn.request("GET", f"/{token}/events", headers={"Host": f"127.0.0.1:{port}"})
+    stream = stream_conn.getresponse()
+    assert stream.readline() == b"retry: 2000\n"
+    served.call("board_post", {"board_id": "billing", "content": "second note",
+                               "request_id": "v2", "session_id": "s2"})
+    lines: list[bytes] = []
+    wait_for(lambda: lines.append(stream.readline()) or b"event: change\n" in lines, 20)
+    stream_conn.close()
+    status, fragment = get("/board?b=billing&fragment=1")
+    assert status == 200 and "second note" in fragment and "<html" not in fragment
+    assert fragment.index("#1") < fragment.index("#2")  # in order
+
+
+def test_a_post_appears_on_the_open_board_page_in_a_browser(served: Served) -> None:
+    """live.js over the real /events stream, in Chromium (skipped where it cannot be had,
+    as the other browser tests are)."""
+    from tests.test_viewer_browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS
+
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as err:
+        pytest.skip(f"the browser tests need Playwright: {err}")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"the browser tests need Chromium at {CHROMIUM} (apt-get install chromium)")
+    served.call("board_open", {"key": "live", "session_id": "s"})
+    url = served.call("ui", {})["url"]
+    with sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = chromium.new_page()
+            page.goto(url + "board?b=live")
+            page.wait_for_selector("#board-posts[data-connected='1']", timeout=WAIT_MS)
+            served.call("board_post", {"board_id": "live", "content": "arrives live",
+                                       "request_id": "live-1", "session_id": "t"})
+            page.wait_for_selector("#board-posts .post:has-text('arrives live')",
+                                   timeout=WAIT_MS)
+        finally:
+            chromium.close()
