@@ -162,6 +162,7 @@ class Board:
              session: str | None) -> Future[Args]:
         key = check_key(key)
         title = redact(" ".join((title or key).split()))[:200]
+        session, client = _plain(session), _plain(client)
 
         def job() -> Args:
             at = self.stamp()
@@ -192,6 +193,10 @@ class Board:
 
     def post(self, user: str, ref: str | None, content: str, request_id: str,
              author: str | None, client: str | None, session: str | None) -> Future[Args]:
+        if redact(request_id) != request_id:
+            raise protocol.BadRequest("'request_id' looks like a secret; choose another",
+                                      arg="request_id")
+        session, client = _plain(session), _plain(client)
         board = self.resolve(user, ref, session)
         board_id, key = board["board_id"], board["key"]
         text = redact(content)
@@ -225,6 +230,7 @@ class Board:
 
     def read(self, user: str, ref: str | None, after: int, limit: int, wait: int,
              session: str | None, client: str | None) -> Args | Future[Args]:
+        session, client = _plain(session), _plain(client)
         board = self.resolve(user, ref, session)
         board_id = board["board_id"]
 
@@ -367,6 +373,12 @@ class Board:
     def _due(self) -> bool:
         now = time.monotonic()
         return any(w.deadline <= now for w in self._waits)
+
+
+def _plain(name: str | None) -> str | None:
+    """A session id or client name as stored: redacted (an agent's id is not ours to trust),
+    None when blank."""
+    return redact(name.strip()) if name and name.strip() else None
 
 
 def _then(future: Future[Args], fn: Callable[[Args], Args]) -> Future[Args]:

@@ -1194,6 +1194,14 @@ def board_read(root: Path, board_ref: str | None, follow: bool, max_posts: int |
     args = _board_args(values, "board_read")
     if board_ref:
         args["board_id"] = board_ref
+    try:
+        _read_board(root, args, follow, max_posts, as_json)
+    except KeyboardInterrupt:  # the way out of -f
+        pass
+
+
+def _read_board(root: Path, args: dict[str, Any], follow: bool, max_posts: int | None,
+                as_json: bool) -> None:
     shown = 0
     while True:
         result = call(root, "board_read", args,

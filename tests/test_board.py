@@ -261,6 +261,10 @@ def test_a_secret_in_a_post_is_redacted_before_it_is_stored(served: Served) -> N
     assert GHP not in post["content"] and "deploy with token" in post["content"]
     assert GHP not in (post["author"] or "")
     served.call("board_open", {"key": "ops", "title": f"key {GHP}", "session_id": "s"})
+    with pytest.raises(protocol.BadRequest, match="'request_id' looks like a secret"):
+        served.call("board_post", {"content": "x", "request_id": GHP})
+    served.call("board_post", {"content": "from a strange session", "request_id": "s-2",
+                               "session_id": f"token={GHP}"})
     found = served.call("board_search", {"query": "deploy restart"})["posts"]
     assert [p["post_id"] for p in found] == [post["post_id"]]
     assert GHP not in json.dumps(served.call("board_list", {"session_id": "s"}))
@@ -309,6 +313,16 @@ def test_the_cli_lists_reads_posts_and_tails(served: Served) -> None:
     assert "db moved" in tail.stdout
     bad = served.cli("board", "read", "nowhere")
     assert bad.exit_code != 0 and "no board 'nowhere'" in bad.stderr
+    opened = served.cli("board", "open", "docs", "--title", "Docs rewrite")
+    assert opened.exit_code == 0 and "created board docs" in opened.stdout
+    again = served.json("board", "post", "chapter 2 is mine", "--board", "docs",
+                        "--request-id", "c2")
+    assert served.json("board", "post", "chapter 2 is mine", "--board", "docs",
+                       "--request-id", "c2")["post_id"] == again["post_id"]
+    found = served.cli("board", "search", "chapter").stdout
+    assert "chapter 2 is mine" in found and "docs" in found
+    refused = served.cli("board", "open", "session:me")
+    assert refused.exit_code != 0 and "reserved" in refused.stderr
 
 
 def test_session_start_mentions_unread_posts_on_joined_boards(served: Served) -> None:
