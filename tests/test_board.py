@@ -35,17 +35,21 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def params(root: Path) -> StdioServerParameters:
+def params(root: Path, **env: str) -> StdioServerParameters:
     import sys
 
+    variables = lintaid_env(LINTAID_NO_AUTOSTART="1", **env)
+    if "CLAUDE_CODE_SESSION_ID" not in env:
+        variables.pop("CLAUDE_CODE_SESSION_ID", None)  # a session this test runs inside
+    variables.pop("LINTAID_SESSION_ID", None)
     return StdioServerParameters(command=sys.executable,
                                  args=["-m", "lintaid_client.mcp", "--project", str(root)],
-                                 env=lintaid_env(LINTAID_NO_AUTOSTART="1"), cwd=str(root))
+                                 env=variables, cwd=str(root))
 
 
-def agent(root: Path, name: str) -> Client:
+def agent(root: Path, name: str, **env: str) -> Client:
     """An MCP session of the agent client ``name`` (its ``clientInfo``)."""
-    return Client(params(root), client_info=Implementation(name=name, version="1.0"))
+    return Client(params(root, **env), client_info=Implementation(name=name, version="1.0"))
 
 
 async def call(client: Client, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -412,3 +416,19 @@ def test_a_post_appears_on_the_open_board_page_in_a_browser(served: Served) -> N
                                    timeout=WAIT_MS)
         finally:
             chromium.close()
+
+
+@pytest.mark.anyio
+async def test_the_agents_session_from_its_environment_links_mcp_and_session_start(
+        served: Served) -> None:
+    """Claude Code gives its stdio MCP servers CLAUDE_CODE_SESSION_ID, the id its hooks get:
+    the board's membership made through MCP is the one SessionStart finds."""
+    async with agent(served.root, "claude-code", CLAUDE_CODE_SESSION_ID="cc-42") as a, \
+            agent(served.root, "codex-mcp-client") as b:
+        opened = await call(a, "board_open", {"key": "release"})
+        assert opened["session_id"] == "cc-42"
+        await call(b, "board_post", {"board_id": "release", "content": "tag after CI",
+                                     "request_id": "r"})
+    said = json.dumps(served.hook("SessionStart", {"session_id": "cc-42",
+                                                   "source": "resume"}))
+    assert "Bulletin board: 1 unread post(s) on release (1)" in said

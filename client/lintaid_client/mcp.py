@@ -14,7 +14,10 @@ variable); else found from the working directory.
 
 Environment: ``LINTAID_MCP_LOG`` (debug, info, warning or error: log lines on stderr; none by
 default), ``LINTAID_MCP_TIMEOUT`` (seconds to wait for each daemon answer; default 10),
-``LINTAID_NO_AUTOSTART=1`` (never start the daemon; tool calls fail until it runs).
+``LINTAID_NO_AUTOSTART=1`` (never start the daemon; tool calls fail until it runs),
+``LINTAID_CLIENT`` (the agent client board posts name; default: the peer's ``clientInfo``),
+``LINTAID_SESSION_ID`` or Claude Code's ``CLAUDE_CODE_SESSION_ID`` (the agent session the board
+tools act for; default: an id of this connection's own).
 """
 
 # ruff: noqa: E402  (the parent pid is read before anything else)
@@ -122,11 +125,27 @@ def client_label(name: str | None) -> str | None:
     return text[:64] or None
 
 
+SESSION_VARIABLES = ("LINTAID_SESSION_ID", "CLAUDE_CODE_SESSION_ID")
+"""Where the agent's session id may be found at start: ours, else Claude Code's (given to
+stdio MCP servers since 2.1.154, the same id its hooks get)."""
+
+
+def agent_session() -> str | None:
+    """The agent session this server serves, when its environment says (``SESSION_VARIABLES``);
+    None: the tools use the connection's own id."""
+    for name in SESSION_VARIABLES:
+        value = (os.environ.get(name) or "").strip()
+        if value:
+            return value[:200]
+    return None
+
+
 def build_server(project: str | None, project_env: str | None, out: IO[bytes],
                  log: Log, client: str | None = None) -> Server:
     autostart = os.environ.get("LINTAID_NO_AUTOSTART") != "1"
     timeout = _timeout()
     named = client or os.environ.get("LINTAID_CLIENT")
+    session = agent_session()
 
     def root() -> Path:
         found = resolve_root(project, project_env)
@@ -137,7 +156,8 @@ def build_server(project: str | None, project_env: str | None, out: IO[bytes],
         from .mcp_tools import Toolbox
 
         return Toolbox(root, log=log, autostart=autostart, timeout=timeout,
-                       client=lambda: client_label(named or server.client_name))
+                       client=lambda: client_label(named or server.client_name),
+                       session_id=session)
 
     server = Server(name="lintaid", version=__version__, instructions=INSTRUCTIONS,
                     tools=tools, out=out, log=log)

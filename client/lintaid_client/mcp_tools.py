@@ -464,12 +464,14 @@ class Toolbox:
 
     def __init__(self, root: Callable[[], Path], *, log: Log, autostart: bool = True,
                  timeout: float = 10.0,
-                 client: Callable[[], str | None] = lambda: None) -> None:
+                 client: Callable[[], str | None] = lambda: None,
+                 session_id: str | None = None) -> None:
         self._find_root = root
         self._client = client  # the agent client on the other end, once it said
-        # This connection's own session, for the board: the agent's session id when it
-        # passes one, else this id, the same for every call of this connection.
-        self.session_id = "mcp-" + uuid.uuid4().hex[:12]
+        # The session the board tools act for when a call names none: the agent's (from
+        # the environment it started us with), else this connection's own, the same for
+        # every call of it.
+        self.session_id = session_id or "mcp-" + uuid.uuid4().hex[:12]
         self.root: Path | None = None
         self.log = log
         self.autostart = autostart
