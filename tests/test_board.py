@@ -432,3 +432,16 @@ async def test_the_agents_session_from_its_environment_links_mcp_and_session_sta
     said = json.dumps(served.hook("SessionStart", {"session_id": "cc-42",
                                                    "source": "resume"}))
     assert "Bulletin board: 1 unread post(s) on release (1)" in said
+
+
+def test_a_waiting_read_is_answered_when_the_daemon_stops(served: Served) -> None:
+    board = served.daemon.board  # type: ignore[union-attr]
+    assert board is not None
+    box: dict[str, Any] = {}
+    reader = threading.Thread(target=lambda: box.update(served.call(
+        "board_read", {"wait": 30}, timeout=60)))
+    reader.start()
+    wait_for(lambda: board._waits)
+    served.stop()
+    reader.join(60)
+    assert box["posts"] == []  # answered as it stopped: after it, no reply could come
