@@ -36,15 +36,17 @@ def anyio_backend() -> str:
 
 
 def params(root: Path, **env: str) -> StdioServerParameters:
+    """The shim as ``lintaid install claude-code`` registers it (``--session-env``)."""
     import sys
 
     variables = lintaid_env(LINTAID_NO_AUTOSTART="1", **env)
-    if "CLAUDE_CODE_SESSION_ID" not in env:
-        variables.pop("CLAUDE_CODE_SESSION_ID", None)  # a session this test runs inside
-    variables.pop("LINTAID_SESSION_ID", None)
-    return StdioServerParameters(command=sys.executable,
-                                 args=["-m", "lintaid_client.mcp", "--project", str(root)],
-                                 env=variables, cwd=str(root))
+    for name in ("CLAUDE_CODE_SESSION_ID", "LINTAID_SESSION_ID"):
+        if name not in env:
+            variables.pop(name, None)  # a session this test may itself run inside
+    return StdioServerParameters(
+        command=sys.executable, env=variables, cwd=str(root),
+        args=["-m", "lintaid_client.mcp", "--project", str(root),
+              "--session-env", "CLAUDE_CODE_SESSION_ID"])
 
 
 def agent(root: Path, name: str, **env: str) -> Client:

@@ -16,8 +16,8 @@ Environment: ``LINTAID_MCP_LOG`` (debug, info, warning or error: log lines on st
 default), ``LINTAID_MCP_TIMEOUT`` (seconds to wait for each daemon answer; default 10),
 ``LINTAID_NO_AUTOSTART=1`` (never start the daemon; tool calls fail until it runs),
 ``LINTAID_CLIENT`` (the agent client board posts name; default: the peer's ``clientInfo``),
-``LINTAID_SESSION_ID`` or Claude Code's ``CLAUDE_CODE_SESSION_ID`` (the agent session the board
-tools act for; default: an id of this connection's own).
+``LINTAID_SESSION_ID``, else the variable ``--session-env VAR`` names (the agent session the
+board tools act for; default: an id of this connection's own).
 """
 
 # ruff: noqa: E402  (the parent pid is read before anything else)
@@ -125,27 +125,25 @@ def client_label(name: str | None) -> str | None:
     return text[:64] or None
 
 
-SESSION_VARIABLES = ("LINTAID_SESSION_ID", "CLAUDE_CODE_SESSION_ID")
-"""Where the agent's session id may be found at start: ours, else Claude Code's (given to
-stdio MCP servers since 2.1.154, the same id its hooks get)."""
-
-
-def agent_session() -> str | None:
-    """The agent session this server serves, when its environment says (``SESSION_VARIABLES``);
-    None: the tools use the connection's own id."""
-    for name in SESSION_VARIABLES:
-        value = (os.environ.get(name) or "").strip()
+def agent_session(session_env: str | None = None) -> str | None:
+    """The agent session this server serves, when its environment says: ``LINTAID_SESSION_ID``,
+    else the variable ``--session-env`` names (``lintaid install`` passes the agent client's,
+    where it gives its MCP servers the id its hooks get). None: the tools use the
+    connection's own id."""
+    for name in ("LINTAID_SESSION_ID", session_env):
+        value = (os.environ.get(name) or "").strip() if name else ""
         if value:
             return value[:200]
     return None
 
 
 def build_server(project: str | None, project_env: str | None, out: IO[bytes],
-                 log: Log, client: str | None = None) -> Server:
+                 log: Log, client: str | None = None,
+                 session_env: str | None = None) -> Server:
     autostart = os.environ.get("LINTAID_NO_AUTOSTART") != "1"
     timeout = _timeout()
     named = client or os.environ.get("LINTAID_CLIENT")
-    session = agent_session()
+    session = agent_session(session_env)
 
     def root() -> Path:
         found = resolve_root(project, project_env)
@@ -171,6 +169,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--project-env", metavar="VAR",
                         help="find the project from the folder in this environment variable "
                              "(the agent client's project variable), when it is set")
+    parser.add_argument("--session-env", metavar="VAR",
+                        help="the environment variable holding the agent's session id, for "
+                             "the board tools (default: LINTAID_SESSION_ID, else none)")
     parser.add_argument("--client", metavar="NAME",
                         help="the agent client this server serves, as board posts name it "
                              "(default: LINTAID_CLIENT, else the client's own name)")
@@ -183,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     code = 0
     try:
         server = build_server(args.project, args.project_env, claim_stdout(), log,
-                              args.client)
+                              args.client, args.session_env)
         server.serve(sys.stdin.buffer)
     except KeyboardInterrupt:
         pass
