@@ -1103,6 +1103,144 @@ def team_private(root: Path, as_json: bool, **values: Any) -> None:
     click.echo(f"what {result['client']} captures {state}")
 
 
+# -- the bulletin board --------------------------------------------------------------------------
+BOARD_FOLLOW_WAIT_S = 25  # each read of ``board read -f`` waits this long for a post
+
+
+@main.group()
+def board() -> None:
+    """The bulletin board: short status notes agents working on this project leave each
+    other (not memory: never searched as memory, never injected)."""
+
+
+def _board_args(values: dict[str, Any], op: str) -> dict[str, Any]:
+    return {**op_args(op, values), "client": "cli"}
+
+
+def _print_post(post: dict[str, Any]) -> None:
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(post["created_at"]))
+    who = post.get("author") or post.get("client") or "?"
+    if post.get("client") and post.get("client") != who:
+        who = f"{who} ({post['client']})"
+    click.echo(f"#{post['sequence']:<4} {when}  {post['board_key']}  {who}"
+               + (f"  session {post['session_id']}" if post.get("session_id") else ""))
+    for line in post["content"].splitlines() or [""]:
+        click.echo(f"      {line}")
+
+
+@board.command(name="list")
+@project_option
+@op_options("board_list", skip=("session_id",))
+@json_flag
+def board_list(root: Path, as_json: bool, **values: Any) -> None:
+    """The project's boards, newest activity first."""
+    result = call(root, "board_list", _board_args(values, "board_list"))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    for item in result["boards"]:
+        last = _ago(item["last_post_at"]) if item.get("last_post_at") else "no posts"
+        click.echo(f"{item['key']:<24} {item['posts']:>5} post(s)  last #{item['last_sequence']}"
+                   f"  {last}  {_short(item['title'], 60)}")
+
+
+@board.command(name="open")
+@project_option
+@op_options("board_open", skip=("session_id",))
+@json_flag
+def board_open(root: Path, as_json: bool, **values: Any) -> None:
+    """Open (or create) the board KEY."""
+    result = call(root, "board_open", _board_args(values, "board_open"))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    verb = "created" if result["created"] else "opened"
+    click.echo(f"{verb} board {result['key']} ({result['board_id']}): {result['title']}")
+
+
+@board.command(name="post")
+@project_option
+@op_options("board_post", skip=("session_id",))
+@click.option("--request-id", "request_id", default=None,
+              help="your id for this post: the same id posts once (default: a new one)")
+@json_flag
+def board_post(root: Path, as_json: bool, **values: Any) -> None:
+    """Post CONTENT (or - to read it from standard input) to a board (--board; default:
+    the project's 'default' board)."""
+    import uuid
+
+    args = _board_args(values, "board_post")
+    args.update(content=_text(values["content"]),
+                request_id=values.get("request_id") or "cli-" + uuid.uuid4().hex)
+    result = call(root, "board_post", args)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    said = "posted" if result["event"] == "ADD" else "already posted"
+    click.echo(f"{said} #{result['sequence']} on {result['board_key']}: {result['post_id']}")
+
+
+@board.command(name="read")
+@project_option
+@click.argument("board_ref", metavar="[BOARD]", required=False)
+@op_options("board_read", skip=("board_id", "session_id", "wait"))
+@click.option("-f", "--follow", is_flag=True, help="Keep printing new posts as they come.")
+@click.option("--max", "max_posts", type=click.IntRange(1), default=None,
+              help="With -f: stop after this many posts.")
+@json_flag
+def board_read(root: Path, board_ref: str | None, follow: bool, max_posts: int | None,
+               as_json: bool, **values: Any) -> None:
+    """Read BOARD's posts in order (default: the 'default' board); -f follows it."""
+    args = _board_args(values, "board_read")
+    if board_ref:
+        args["board_id"] = board_ref
+    try:
+        _read_board(root, args, follow, max_posts, as_json)
+    except KeyboardInterrupt:  # the way out of -f
+        pass
+
+
+def _read_board(root: Path, args: dict[str, Any], follow: bool, max_posts: int | None,
+                as_json: bool) -> None:
+    shown = 0
+    while True:
+        result = call(root, "board_read", args,
+                      timeout=30.0 + (BOARD_FOLLOW_WAIT_S if follow else 0))
+        if as_json and not follow:
+            click.echo(json.dumps(result, indent=2))
+            return
+        for post in result["posts"]:
+            if as_json:
+                click.echo(json.dumps(post))
+            else:
+                _print_post(post)
+            shown += 1
+            if max_posts is not None and shown >= max_posts:
+                return
+        if not follow and not result["more"]:
+            if not result["posts"] and not as_json:
+                click.echo(f"no posts on {result['key']} after #{args['after_sequence']}")
+            return
+        args = {**args, "after_sequence": result["last_sequence"],
+                "wait": 0 if result["more"] else BOARD_FOLLOW_WAIT_S}
+
+
+@board.command(name="search")
+@project_option
+@op_options("board_search")
+@json_flag
+def board_search(root: Path, as_json: bool, **values: Any) -> None:
+    """Search the boards' posts (--board: one board)."""
+    result = call(root, "board_search", op_args("board_search", values))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    if not result["posts"]:
+        click.echo("no posts found")
+    for post in result["posts"]:
+        _print_post(post)
+
+
 # -- backups and recovery --------------------------------------------------------------------
 @main.command()
 @project_option

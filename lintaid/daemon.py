@@ -27,6 +27,8 @@ from lintaid_client import paths, protocol
 from lintaid_client import spool as spool_files
 
 from . import __version__, logs
+from .board import KEEP_DAYS as BOARD_KEEP_DAYS
+from .board import Board
 from .capture.git import git_state
 from .files import write_atomic
 from .hooks import HookDispatcher, InjectConfig
@@ -81,6 +83,7 @@ class Config:
     backups: Retention = Retention()  # which rolling backups stay
     idle_exit_s: float = IDLE_EXIT_S  # stop after this long without requests or work; 0: never
     staleness: StalenessConfig | None = None  # None: read .lint-ai/staleness.toml and env
+    board_keep_days: float = BOARD_KEEP_DAYS  # bulletin board posts older than this expire
 
     @classmethod
     def from_env(cls) -> Config:
@@ -91,6 +94,8 @@ class Config:
         cfg.backup_interval_s = max(1.0, _env_number(
             "LINTAID_BACKUP_INTERVAL_S", cfg.backup_interval_s))
         cfg.idle_exit_s = max(0.0, _env_number("LINTAID_IDLE_EXIT_S", cfg.idle_exit_s))
+        cfg.board_keep_days = max(0.0, _env_number("LINTAID_BOARD_KEEP_DAYS",
+                                                   cfg.board_keep_days))
         cfg.backups = Retention(
             keep=max(1, int(_env_number("LINTAID_BACKUP_KEEP", cfg.backups.keep))),
             max_bytes=max(0, int(_env_number("LINTAID_BACKUP_MAX_MB",
@@ -165,6 +170,7 @@ class Daemon:
         self.services: Services
         self.viewer: Any = None  # lintaid.viewer.server.Viewer once `lintaid ui` asked
         self.team: TeamTier | None = None
+        self.board: Board | None = None
         self._viewer_lock = threading.Lock()
         # The agent clients' registrations, checked once after start (``_check_clients``):
         # None until then, else the problems found (hooks pointing at something missing).
@@ -233,11 +239,16 @@ class Daemon:
         # Injection reads the same, except that expired records stay out until reconfirmed.
         self.inject_reader = replace(self.reader, hide_expired=not staleness.inject_expired)
         self.pause_state = PauseState(paths.pause_path(self.root))
+        self.board = Board(self.store.board, self.writer.submit,
+                           lambda: self.store.take_time(None),
+                           keep_days=self.config.board_keep_days)
+        self.board.start()
+        self.board.prune_now()  # posts that expired while no daemon ran
         hooks = HookDispatcher(self.root, self.inject_reader, self.store, self.writer.submit,
                                InjectConfig(self.config.inject_top_k,
                                             self.config.inject_max_bytes,
                                             self.config.inject_max_tokens),
-                               paused=self.pause_state.paused)
+                               paused=self.pause_state.paused, board_note=self.board.note)
         # The team tier pushes and pulls on threads of its own; nothing here waits on it.
         self.team = TeamTier(self.root, self.store, self.writer.submit, registry.names)
         self.team.start()
@@ -246,7 +257,7 @@ class Daemon:
             self.writer.submit(self.store.settle_recovered, recall=False)
         services = Services(reader=self.reader, writes=self.store, submit=self.writer.submit,
                             hooks=hooks, control=self, provenance=self.provenance,
-                            team=self.team)
+                            team=self.team, board=self.board)
         self.services = services
         self.server = Server(services, endpoint, on_request=self.idle.request)
         self.server.bind()
@@ -269,7 +280,8 @@ class Daemon:
     def _abort_start(self) -> None:
         """Undo what a failed start opened, in reverse order; the first reason is the one
         to tell, so later failures here are ignored."""
-        closers = [self.team.stop if self.team else None,
+        closers = [self.board.close if self.board else None,
+                   self.team.stop if self.team else None,
                    self.server.close if self.server else None,
                    getattr(getattr(self, "writer", None), "stop", None),
                    getattr(getattr(self, "store", None), "close", None),
@@ -320,6 +332,8 @@ class Daemon:
         self.drainer.stop()
         if self.workspace is not None:
             self.workspace.stop()
+        if self.board is not None:  # waiting reads are answered now, with what there is
+            self.board.close()
         assert self.server is not None
         self.server.drain()
         if self.team is not None:

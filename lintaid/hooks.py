@@ -90,13 +90,17 @@ class Paused(Protocol):
 
 class HookDispatcher:
     def __init__(self, root: Path, reader: Reader, writes: RecordWrites, submit: Submit,
-                 config: InjectConfig | None = None, paused: Paused | None = None) -> None:
+                 config: InjectConfig | None = None, paused: Paused | None = None,
+                 board_note: Callable[[str], str | None] | None = None) -> None:
         self.root = root
         self.reader = reader
         self.writes = writes
         self.submit = submit
         self.config = config or InjectConfig()
         self.paused = paused
+        # SessionStart's one line on the bulletin board: unread posts on the boards the
+        # session joined (None: nothing unread). Never memory: no record, no hit.
+        self.board_note = board_note
 
     def handle(self, provider: str, event: str, payload: dict[str, Any], *,
                inject: bool = True, at: float | None = None) -> Future[dict[str, Any]]:
@@ -258,10 +262,27 @@ class HookDispatcher:
             since=since, branch=branch, session_id=ev.session_id,
             this_session=source == injection.COMPACT))
         verify = reader.needs_verifying(None, limit=5)
-        return injection.state_block(state, where=injection.Where(branch, revision, cwd),
-                                     source=source, max_bytes=self.config.max_bytes,
-                                     verify=verify,
-                                     verify_hits=reader.hydrate([str(v["id"]) for v in verify]))
+        block = injection.state_block(state, where=injection.Where(branch, revision, cwd),
+                                      source=source, max_bytes=self.config.max_bytes,
+                                      verify=verify,
+                                      verify_hits=reader.hydrate([str(v["id"]) for v in verify]))
+        return self.with_board_note(block, ev.session_id)
+
+    def with_board_note(self, block: injection.Block | None,
+                        session_id: str | None) -> injection.Block | None:
+        """The block with the board's line at its end, when the session has unread posts."""
+        if self.board_note is None or not session_id:
+            return block
+        try:
+            line = self.board_note(session_id)
+        except Exception as err:  # the board is a courtesy: SessionStart answers without it
+            log.warning("board_note_failed", error=str(err))
+            return block
+        if not line:
+            return block
+        if block is None:
+            return injection.Block(text=line, ids=[], markers=[])
+        return dataclasses.replace(block, text=block.text.rstrip("\n") + "\n\n" + line)
 
 
 REREAD_AFTER_S: Final = (0.5, 1.0, 2.0, 4.0, 8.0)

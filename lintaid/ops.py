@@ -87,6 +87,29 @@ class Team(Protocol):
     def add_member(self, name: str, dsn: str | None) -> dict[str, Any]: ...
 
 
+class Board(Protocol):
+    """The bulletin board (``lintaid.board.Board``)."""
+
+    def open(self, user: str, key: str, title: str | None, client: str | None,
+             session: str | None) -> Future[dict[str, Any]]: ...
+
+    def boards(self, user: str, session: str | None) -> dict[str, Any]: ...
+
+    def info(self, user: str, ref: str | None, session: str | None) -> dict[str, Any]: ...
+
+    def post(self, user: str, ref: str | None, content: str, request_id: str,
+             author: str | None, client: str | None,
+             session: str | None) -> Future[dict[str, Any]]: ...
+
+    def read(self, user: str, ref: str | None, after: int, limit: int, wait: int,
+             session: str | None,
+             client: str | None) -> dict[str, Any] | Future[dict[str, Any]]: ...
+
+    def get(self, user: str, post_id: str, ref: str | None) -> dict[str, Any]: ...
+
+    def search(self, user: str, query: str, ref: str | None, top_k: int) -> dict[str, Any]: ...
+
+
 Submit = Callable[[Callable[[], Any]], "Future[Any]"]
 Provenance = Callable[[], "tuple[str | None, str | None]"]
 
@@ -102,6 +125,7 @@ class Services:
     control: Control
     provenance: Provenance  # (branch, revision) of the project, for API writes
     team: Team | None = None  # the team tier
+    board: Board | None = None  # the bulletin board
 
 
 Args = dict[str, Any]
@@ -429,6 +453,43 @@ def op_team_private(s: Services, args: Args) -> Args:
     return _team(s).set_private(args["client"], args["share"])
 
 
+def _board(s: Services) -> Board:
+    if s.board is None:
+        raise protocol.Unavailable("this daemon has no bulletin board")
+    return s.board
+
+
+def op_board_open(s: Services, args: Args) -> Future[Args]:
+    return _board(s).open(_user(args), args["key"], args["title"], args["client"],
+                          args["session_id"])
+
+
+def op_board_list(s: Services, args: Args) -> Args:
+    return _board(s).boards(_user(args), args["session_id"])
+
+
+def op_board_info(s: Services, args: Args) -> Args:
+    return _board(s).info(_user(args), args["board_id"], args["session_id"])
+
+
+def op_board_post(s: Services, args: Args) -> Future[Args]:
+    return _board(s).post(_user(args), args["board_id"], args["content"], args["request_id"],
+                          args["author"], args["client"], args["session_id"])
+
+
+def op_board_read(s: Services, args: Args) -> Args | Future[Args]:
+    return _board(s).read(_user(args), args["board_id"], args["after_sequence"],
+                          args["limit"], args["wait"], args["session_id"], args["client"])
+
+
+def op_board_get(s: Services, args: Args) -> Args:
+    return _board(s).get(_user(args), args["post_id"], args["board_id"])
+
+
+def op_board_search(s: Services, args: Args) -> Args:
+    return _board(s).search(_user(args), args["query"], args["board_id"], args["top_k"])
+
+
 HANDLERS: dict[str, Handler] = {
     "ping": op_ping,
     "status": op_status,
@@ -462,6 +523,13 @@ HANDLERS: dict[str, Handler] = {
     "team_leave": op_team_leave,
     "team_status": op_team_status,
     "team_private": op_team_private,
+    "board_open": op_board_open,
+    "board_list": op_board_list,
+    "board_info": op_board_info,
+    "board_post": op_board_post,
+    "board_read": op_board_read,
+    "board_get": op_board_get,
+    "board_search": op_board_search,
 }
 
 

@@ -15,7 +15,7 @@ from lintaid.integrations.claude_code.install import (
     uninstall,
 )
 
-MCP_ARGS = ["--project-env", "CLAUDE_PROJECT_DIR"]
+MCP_ARGS = ["--project-env", "CLAUDE_PROJECT_DIR", "--session-env", "CLAUDE_CODE_SESSION_ID"]
 
 
 def install_claude_code(root: Path, scope: Any, hook_command: str = "lintaid-hook",

@@ -164,7 +164,8 @@ def check_claude(read: Callable[[str], Any]) -> None:
     assert set(grouped_handlers(settings["hooks"], "claude-code")) >= {"Stop", "SessionStart"}
     servers = read("P/.mcp.json")["mcpServers"]
     assert servers["other"] == {"command": "other-mcp", "args": ["x"]}
-    assert servers["lintaid"]["args"] == ["--project-env", "CLAUDE_PROJECT_DIR"]
+    assert servers["lintaid"]["args"] == ["--project-env", "CLAUDE_PROJECT_DIR",
+                                          "--session-env", "CLAUDE_CODE_SESSION_ID"]
 
 
 def check_codex(prefix: str) -> Callable[[Callable[[str], Any]], None]:

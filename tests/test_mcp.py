@@ -82,7 +82,8 @@ async def test_tools_are_the_declared_ops_and_need_no_daemon(project: Path) -> N
     assert set(tools) == TOOLS == {"search", "get_memory", "list_memories", "add_memory",
                                    "forget_memory", "supersede_memory", "memory_history",
                                    "memory_status", "confirm_memory", "review_queue",
-                                   "review_decide"}
+                                   "review_decide", "board_open", "board_list", "board_info",
+                                   "board_post", "board_read", "board_get", "board_search"}
     for name, tool in tools.items():
         op = TOOL_OPS[name]
         assert tool.description == op.help

@@ -14,7 +14,10 @@ variable); else found from the working directory.
 
 Environment: ``LINTAID_MCP_LOG`` (debug, info, warning or error: log lines on stderr; none by
 default), ``LINTAID_MCP_TIMEOUT`` (seconds to wait for each daemon answer; default 10),
-``LINTAID_NO_AUTOSTART=1`` (never start the daemon; tool calls fail until it runs).
+``LINTAID_NO_AUTOSTART=1`` (never start the daemon; tool calls fail until it runs),
+``LINTAID_CLIENT`` (the agent client board posts name; default: the peer's ``clientInfo``),
+``LINTAID_SESSION_ID``, else the variable ``--session-env VAR`` names (the agent session the
+board tools act for; default: an id of this connection's own).
 """
 
 # ruff: noqa: E402  (the parent pid is read before anything else)
@@ -25,6 +28,7 @@ import os
 _PARENT_PID = os.getppid()  # read first, so a parent that dies while we start still counts
 
 import argparse
+import re
 import sys
 import threading
 import time
@@ -45,7 +49,10 @@ historical). Memory hits also carry a staleness level: fresh, aging (verify), st
 before relying on it) or expired. Use get_memory for a hit's full text, claims and \
 provenance. Record durable decisions with add_memory; when you have checked that an aging or \
 stale memory still holds, say so with confirm_memory; when a fact changes, retire the old \
-memory with supersede_memory rather than adding a contradicting one."""
+memory with supersede_memory rather than adding a contradicting one. For short status notes \
+to other agents working on this repository at the same time (what you are doing, what to \
+leave alone, what you found), use the bulletin board: board_open a key, board_post, and \
+board_read with after_sequence to catch up; board posts are not memory."""
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -107,10 +114,36 @@ def _timeout() -> float:
     return value if value > 0 else DEFAULT_TIMEOUT
 
 
+def client_label(name: str | None) -> str | None:
+    """The agent client's name as board posts carry it: ``--client``, ``LINTAID_CLIENT`` or
+    the peer's ``clientInfo.name``, lowercased, its ``-mcp-client`` suffix dropped
+    (``codex-mcp-client`` -> ``codex``), at most 64 characters of ``[a-z0-9._-]``."""
+    if not name:
+        return None
+    text = re.sub(r"[^a-z0-9._-]+", "-", name.strip().lower()).strip("-")
+    text = re.sub(r"-?mcp-client$", "", text) or text
+    return text[:64] or None
+
+
+def agent_session(session_env: str | None = None) -> str | None:
+    """The agent session this server serves, when its environment says: ``LINTAID_SESSION_ID``,
+    else the variable ``--session-env`` names (``lintaid install`` passes the agent client's,
+    where it gives its MCP servers the id its hooks get). None: the tools use the
+    connection's own id."""
+    for name in ("LINTAID_SESSION_ID", session_env):
+        value = (os.environ.get(name) or "").strip() if name else ""
+        if value:
+            return value[:200]
+    return None
+
+
 def build_server(project: str | None, project_env: str | None, out: IO[bytes],
-                 log: Log) -> Server:
+                 log: Log, client: str | None = None,
+                 session_env: str | None = None) -> Server:
     autostart = os.environ.get("LINTAID_NO_AUTOSTART") != "1"
     timeout = _timeout()
+    named = client or os.environ.get("LINTAID_CLIENT")
+    session = agent_session(session_env)
 
     def root() -> Path:
         found = resolve_root(project, project_env)
@@ -120,10 +153,13 @@ def build_server(project: str | None, project_env: str | None, out: IO[bytes],
     def tools() -> Tools:
         from .mcp_tools import Toolbox
 
-        return Toolbox(root, log=log, autostart=autostart, timeout=timeout)
+        return Toolbox(root, log=log, autostart=autostart, timeout=timeout,
+                       client=lambda: client_label(named or server.client_name),
+                       session_id=session)
 
-    return Server(name="lintaid", version=__version__, instructions=INSTRUCTIONS,
-                  tools=tools, out=out, log=log)
+    server = Server(name="lintaid", version=__version__, instructions=INSTRUCTIONS,
+                    tools=tools, out=out, log=log)
+    return server
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -133,6 +169,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--project-env", metavar="VAR",
                         help="find the project from the folder in this environment variable "
                              "(the agent client's project variable), when it is set")
+    parser.add_argument("--session-env", metavar="VAR",
+                        help="the environment variable holding the agent's session id, for "
+                             "the board tools (default: LINTAID_SESSION_ID, else none)")
+    parser.add_argument("--client", metavar="NAME",
+                        help="the agent client this server serves, as board posts name it "
+                             "(default: LINTAID_CLIENT, else the client's own name)")
     parser.add_argument("--version", action="version", version=f"lintaid-mcp {__version__}")
     args = parser.parse_args(argv)
     if args.project and not os.path.isdir(os.path.expanduser(args.project)):
@@ -141,7 +183,8 @@ def main(argv: list[str] | None = None) -> None:
     watch_parent()
     code = 0
     try:
-        server = build_server(args.project, args.project_env, claim_stdout(), log)
+        server = build_server(args.project, args.project_env, claim_stdout(), log,
+                              args.client, args.session_env)
         server.serve(sys.stdin.buffer)
     except KeyboardInterrupt:
         pass

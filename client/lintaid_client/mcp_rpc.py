@@ -124,6 +124,7 @@ class Server:
         self.info = {"name": name, "version": version}
         self.instructions = instructions
         self.protocol_version = LATEST  # until initialize says otherwise
+        self.client_name: str | None = None  # the peer's ``clientInfo.name``, once it said
         self.initialized = False
         self._make_tools = tools
         self._tools: Tools | None = None
@@ -243,6 +244,9 @@ class Server:
             raise RpcError(INVALID_PARAMS, "Invalid params: 'protocolVersion' must be a string")
         self.protocol_version = asked if asked in PROTOCOL_VERSIONS else LATEST
         client = params.get("clientInfo")
+        name = client.get("name") if isinstance(client, dict) else None
+        if isinstance(name, str) and name.strip():
+            self.client_name = name.strip()
         self.log("info", f"initialize: client {client!r} asked {asked!r}, "
                          f"answering {self.protocol_version}")
         return {

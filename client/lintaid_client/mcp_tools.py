@@ -18,6 +18,7 @@ import json
 import threading
 import types
 import typing
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -262,6 +263,113 @@ def _status(raw: Any, args: dict[str, Any], root: Path) -> Status:
         workspace=raw.get("workspace"))
 
 
+@dataclass
+class BoardLine:
+    """One bulletin board, as this session sees it (``unread``: None until it joined)."""
+
+    board_id: str
+    key: str
+    title: str
+    posts: int
+    last_sequence: int
+    last_post_at: float | None
+    created_at: float | None
+    created_by_client: str | None
+    joined: bool
+    unread: int | None
+    session_board: bool  # posts and reads without board_id go here
+
+
+@dataclass
+class BoardOpened(BoardLine):
+    created: bool = False
+    session_id: str | None = None  # the session that joined it
+
+
+@dataclass
+class Boards:
+    boards: list[BoardLine]
+    session_id: str | None
+
+
+@dataclass
+class Post:
+    post_id: str
+    board_id: str
+    board_key: str
+    sequence: int
+    content: str
+    author: str | None
+    client: str | None  # the agent client that posted
+    session_id: str | None  # the session that posted
+    request_id: str
+    created_at: float
+
+
+@dataclass
+class Posted(Post):
+    event: str = "ADD"  # ADD (posted) or NONE (this request_id posted it already)
+
+
+@dataclass
+class Posts:
+    board_id: str
+    key: str
+    posts: list[Post]
+    last_sequence: int  # pass it as after_sequence to read on
+    more: bool  # the limit was reached: read on at once
+
+
+@dataclass
+class FoundPost(Post):
+    score: float = 0.0
+
+
+@dataclass
+class FoundPosts:
+    posts: list[FoundPost]
+
+
+def _fields(cls: type, raw: Mapping[str, Any]) -> dict[str, Any]:
+    return {f.name: raw.get(f.name) for f in dataclasses.fields(cls)}
+
+
+def _board_line(raw: Mapping[str, Any]) -> BoardLine:
+    return BoardLine(**_fields(BoardLine, raw))
+
+
+def _board_open(raw: Any, args: dict[str, Any], root: Path) -> BoardOpened:
+    return BoardOpened(**{**_fields(BoardLine, raw), "created": bool(raw.get("created")),
+                          "session_id": args.get("session_id")})
+
+
+def _board_list(raw: Any, args: dict[str, Any], root: Path) -> Boards:
+    return Boards(boards=[_board_line(b) for b in raw.get("boards") or []],
+                  session_id=args.get("session_id"))
+
+
+def _board_info(raw: Any, args: dict[str, Any], root: Path) -> BoardLine:
+    return _board_line(raw)
+
+
+def _post(raw: Any, args: dict[str, Any], root: Path) -> Post:
+    return Post(**_fields(Post, raw))
+
+
+def _board_post(raw: Any, args: dict[str, Any], root: Path) -> Posted:
+    return Posted(**_fields(Posted, raw))
+
+
+def _board_read(raw: Any, args: dict[str, Any], root: Path) -> Posts:
+    return Posts(board_id=raw["board_id"], key=raw["key"],
+                 posts=[Post(**_fields(Post, p)) for p in raw.get("posts") or []],
+                 last_sequence=int(raw["last_sequence"]), more=bool(raw.get("more")))
+
+
+def _board_search(raw: Any, args: dict[str, Any], root: Path) -> FoundPosts:
+    return FoundPosts(posts=[FoundPost(**_fields(FoundPost, p)) for p in raw.get("posts") or []])
+
+
 Shape = Callable[[Any, dict[str, Any], Path], Any]
 
 VIEWS: Final[dict[str, tuple[type, Shape]]] = {
@@ -276,6 +384,13 @@ VIEWS: Final[dict[str, tuple[type, Shape]]] = {
     "status": (Status, _status),
     "review": (ReviewLines, _review),
     "decide": (Decided, _decide),
+    "board_open": (BoardOpened, _board_open),
+    "board_list": (Boards, _board_list),
+    "board_info": (BoardLine, _board_info),
+    "board_post": (Posted, _board_post),
+    "board_read": (Posts, _board_read),
+    "board_get": (Post, _post),
+    "board_search": (FoundPosts, _board_search),
 }
 """op name -> (the result's dataclass, which is the output schema; how to build it)."""
 
@@ -348,8 +463,15 @@ class Toolbox:
     """The tools of one project, over one lazily created ``Memory`` client."""
 
     def __init__(self, root: Callable[[], Path], *, log: Log, autostart: bool = True,
-                 timeout: float = 10.0) -> None:
+                 timeout: float = 10.0,
+                 client: Callable[[], str | None] = lambda: None,
+                 session_id: str | None = None) -> None:
         self._find_root = root
+        self._client = client  # the agent client on the other end, once it said
+        # The session the board tools act for when a call names none: the agent's (from
+        # the environment it started us with), else this connection's own, the same for
+        # every call of it.
+        self.session_id = session_id or "mcp-" + uuid.uuid4().hex[:12]
         self.root: Path | None = None
         self.log = log
         self.autostart = autostart
@@ -380,9 +502,11 @@ class Toolbox:
     def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         tool = self.tools[name]
         try:
-            args = ops.validate_tool(tool.op, arguments)
+            args = self._identify(tool.op, ops.validate_tool(tool.op, arguments))
             memory = self.memory()
-            raw = memory.call(tool.op.name, args)
+            # A read that waits for a post is answered that much later by design.
+            timeout = self.timeout + float(args.get("wait") or 0)
+            raw = memory.call(tool.op.name, args, timeout=timeout)
             value = tool.shape(raw, args, memory.root)
         except protocol.RemoteError as err:  # bad_request (ours or the daemon's), not_found...
             return _error(f"{err.code}: {err.message}")
@@ -403,6 +527,16 @@ class Toolbox:
             "structuredContent": payload,
             "isError": False,
         }
+
+    def _identify(self, op: ops.Op, args: dict[str, Any]) -> dict[str, Any]:
+        """Fill in who calls, where the op takes it: the agent client, and this
+        connection's session when the agent names none."""
+        declared = {a.name for a in op.args}
+        if "client" in declared and not op.arg("client").mcp:
+            args["client"] = self._client()
+        if "session_id" in declared and op.arg("session_id").mcp and not args.get("session_id"):
+            args["session_id"] = self.session_id
+        return args
 
     def close(self) -> None:
         with self._lock:

@@ -155,23 +155,26 @@ class Memory:
             connection.ensure_daemon(self.root)
             self._started = True
 
-    def _call(self, op: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _call(self, op: str, args: dict[str, Any] | None = None, *,
+              timeout: float | None = None) -> dict[str, Any]:
         """One request: checked against the op's declaration here first, so a mistake is a
-        ``BadRequest`` (a ValueError) before anything is sent."""
+        ``BadRequest`` (a ValueError) before anything is sent. ``timeout``: this call's
+        own, for one the daemon answers late by design (a board read that waits)."""
         args = {k: v for k, v in (args or {}).items() if v is not None}
         spec = ops.OPS[op]
         ops.validate(spec, args)
         self._start()
         conn = self._connection()
         after = self._token if spec.name == "search" else None
+        wait = self.timeout if timeout is None else timeout
         try:
-            result = conn.call(op, args, timeout=self.timeout, after=after)
+            result = conn.call(op, args, timeout=wait, after=after)
         except protocol.DaemonUnavailable:
             # Nothing was sent (no peer was bound), so retrying cannot double a write.
             if not self.autostart:
                 raise
             self._start(again=True)
-            result = conn.call(op, args, timeout=self.timeout, after=after)
+            result = conn.call(op, args, timeout=wait, after=after)
         if spec.kind == ops.WRITE and conn.last_token:
             self._token = conn.last_token  # read-your-writes for this client's searches
         if not isinstance(result, dict):
@@ -482,11 +485,13 @@ class Memory:
         target = None if to is None else os.path.abspath(os.fspath(to))
         return self._call("backup", {"to": target})
 
-    def call(self, op: str, args: Mapping[str, Any] | None = None) -> Any:
+    def call(self, op: str, args: Mapping[str, Any] | None = None, *,
+             timeout: float | None = None) -> Any:
         """One request for ``op`` with its arguments as ``ops.OPS`` declares them, returning
         the daemon's result as sent. This client's user id, actor and source fill in what
         ``args`` leaves unset. For callers built from the declarations themselves (the MCP
-        tools); the methods above are friendlier."""
+        tools); the methods above are friendlier. ``timeout``: this call's (default: the
+        client's)."""
         spec = ops.OPS[op]
         full = dict(args or {})
         declared = {a.name for a in spec.args}
@@ -494,7 +499,7 @@ class Memory:
                            ("source", self.source)):
             if key in declared and full.get(key) is None and value is not None:
                 full[key] = value
-        return self._call(spec.name, full)
+        return self._call(spec.name, full, timeout=timeout)
 
     def ping(self) -> dict[str, Any]:
         return self._call("ping")

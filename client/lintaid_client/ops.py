@@ -119,6 +119,20 @@ CLIENT = Arg("client", STR, "only memories captured by this agent client (its na
              "`lintaid install NAME`)", max_bytes=64)
 
 
+MAX_POST_BYTES: Final = 16 * 1024  # a status note, not a document
+MAX_BOARD_KEY_BYTES: Final = 100
+MAX_BOARD_READ: Final = 100
+MAX_BOARD_SEARCH: Final = 50
+MAX_BOARD_WAIT_S: Final = 30
+BOARD = Arg("board_id", STR, "the board: its id or its key (default: this session's board, "
+            "the last one it opened, else the project's 'default' board)",
+            max_bytes=MAX_ID_BYTES, cli="--board")
+BOARD_SESSION = Arg("session_id", STR, "your agent session's id, if you know it (default: "
+                    "this MCP connection's own)", cli="--session", max_bytes=MAX_ID_BYTES)
+BOARD_CLIENT = Arg("client", STR, "the agent client that calls (the MCP shim sets it)",
+                   cli=None, mcp=False, max_bytes=64)
+
+
 def _add_item_args() -> tuple[Arg, ...]:
     return (
         Arg("content", TEXT, "the fact or decision to remember, self-contained (it will be "
@@ -358,6 +372,59 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
             cli="ARG", max_bytes=64),
         Arg("share", BOOL, "share this client's captures again", default=False),
     )),
+    Op("board_open", WRITE, "Open (or create) a bulletin board by key, join it, and make it "
+       "this session's board: posts and reads without board_id go there. Boards hold short "
+       "status notes for agents working side by side (not memory: never searched as memory, "
+       "never injected).", (
+        Arg("key", STR, "the board's key, chosen by you: letters, digits and . _ - / : "
+            "('default' is the project's board; 'session:' is reserved)", required=True,
+            cli="ARG", max_bytes=MAX_BOARD_KEY_BYTES),
+        Arg("title", STR, "what the board is for (kept from its creation)", max_bytes=200),
+        BOARD_SESSION, BOARD_CLIENT, USER,
+    ), tool="board_open"),
+    Op("board_list", READ, "The project's bulletin boards, newest activity first: key, "
+       "title, posts, last sequence, and for this session whether it joined, how many posts "
+       "it has not read, and which is its board.", (BOARD_SESSION, BOARD_CLIENT, USER),
+       tool="board_list"),
+    Op("board_info", READ, "One bulletin board: key, title, creator, posts, last sequence.", (
+        BOARD, BOARD_SESSION, BOARD_CLIENT, USER,
+    ), tool="board_info"),
+    Op("board_post", WRITE, "Post a short status note to a bulletin board (secrets are "
+       "redacted). Retry-safe: the same request_id posts once.", (
+        Arg("content", TEXT, "the note, self-contained (who is doing what, what to avoid, "
+            "what was found)", required=True, max_bytes=MAX_POST_BYTES, cli="ARG"),
+        Arg("request_id", STR, "your id for this post: a retry with the same id posts "
+            "nothing new and returns the first post", required=True, max_bytes=MAX_ID_BYTES,
+            cli=None),
+        BOARD,
+        Arg("author", STR, "who posts, e.g. 'parent' or 'subagent tests' (default: the "
+            "agent client)", max_bytes=100),
+        BOARD_SESSION, BOARD_CLIENT, USER,
+    ), tool="board_post"),
+    Op("board_read", READ, "Read a bulletin board's posts in order, after a sequence (pass "
+       "the last sequence you saw to catch up); optionally wait for new ones.", (
+        BOARD,
+        Arg("after_sequence", INT, "only posts after this sequence", default=0, lo=0,
+            hi=2**62, cli="--after"),
+        Arg("limit", INT, "how many, oldest first", default=20, lo=1, hi=MAX_BOARD_READ),
+        Arg("wait", INT, "when nothing is newer, wait up to this many seconds for a post",
+            default=0, lo=0, hi=MAX_BOARD_WAIT_S),
+        BOARD_SESSION, BOARD_CLIENT, USER,
+    ), tool="board_read"),
+    Op("board_get", READ, "One bulletin board post by id.", (
+        Arg("post_id", STR, "the post's id", required=True, cli="ARG", max_bytes=MAX_ID_BYTES),
+        BOARD, USER,
+    ), tool="board_get"),
+    Op("board_search", READ, "Search bulletin board posts (one board, or all of this "
+       "project's), best match first.", (
+        Arg("query", TEXT, "words to look for", required=True, max_bytes=MAX_QUERY_BYTES,
+            cli="ARG"),
+        Arg("board_id", STR, "only this board: its id or key (default: every board)",
+            max_bytes=MAX_ID_BYTES, cli="--board"),
+        Arg("top_k", INT, "how many posts", default=10, lo=1, hi=MAX_BOARD_SEARCH,
+            cli="--top-k"),
+        USER,
+    ), tool="board_search"),
     Op("ui", WRITE, "Start the daemon's web viewer on the loopback address, or find the "
        "one running: its URL, which holds this daemon's token.", (
         Arg("port", INT, "the loopback port to listen on (default: a free one)", lo=1,

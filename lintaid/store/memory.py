@@ -35,6 +35,7 @@ from lintaid_client.redact import redact, redact_value
 
 from . import chains, integrity, state, timeline, transfer, wal_loss
 from .backup import BackupInfo, Retention, copy_database, rolling_backup
+from .board import BoardTable
 from .derived_tables import DerivedTables
 from .index import millis
 from .ledger import LedgerTable
@@ -130,6 +131,7 @@ class MemoryStore:
         self.derived = DerivedTables(self._write)
         self.reviews = ReviewTable(self._write, self._read)  # held review decisions
         self.ledger = LedgerTable(self._write, self._read)  # what each injection gave
+        self.board = BoardTable(self._write, self._read)  # bulletin board posts, not memory
         self._backed_up_changes = -1  # set after the start-up writes below
         self._local = threading.local()
         self.outbox = Outbox(self._write, self._read)  # the team tier's; idle until one is joined

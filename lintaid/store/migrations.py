@@ -267,3 +267,72 @@ def m008_injection_ledger(conn: sqlite3.Connection) -> None:
         CREATE INDEX injections_session ON injections(session_id, seq);
         CREATE INDEX injections_at ON injections(at)
     """)
+
+
+@migration
+def m009_bulletin_board(conn: sqlite3.Connection) -> None:
+    """The bulletin board: short status notes agents leave each other, held apart from
+    memory (never records, never mined for claims, never indexed with memory, never
+    injected). ``boards``: one per (user, caller-chosen key), with the last sequence given
+    to a post; ``board_posts``: each post with its board's sequence, its author's client and
+    session, and the caller's ``request_id`` (one post per request); ``board_members``: the
+    sessions that joined a board and the last sequence each read; ``board_sessions``: each
+    session's default board (the last it opened). ``board_posts_fts``: full-text search of
+    the posts, kept in step by triggers."""
+    script(conn, """
+        CREATE TABLE boards (
+            board_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            title TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            client TEXT,
+            session_id TEXT,
+            last_sequence INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (user_id, key)
+        );
+        CREATE TABLE board_posts (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            post_id TEXT NOT NULL UNIQUE,
+            board_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            sequence INTEGER NOT NULL,
+            content TEXT NOT NULL,
+            author TEXT,
+            client TEXT,
+            session_id TEXT,
+            request_id TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            UNIQUE (board_id, sequence),
+            UNIQUE (user_id, request_id)
+        );
+        CREATE INDEX board_posts_at ON board_posts(created_at);
+        CREATE TABLE board_members (
+            board_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            client TEXT,
+            joined_at REAL NOT NULL,
+            seen_at REAL NOT NULL,
+            read_sequence INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (board_id, session_id)
+        );
+        CREATE INDEX board_members_session ON board_members(user_id, session_id);
+        CREATE TABLE board_sessions (
+            user_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            board_id TEXT NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY (user_id, session_id)
+        );
+        CREATE VIRTUAL TABLE board_posts_fts USING fts5(
+            content, content='board_posts', content_rowid='seq',
+            tokenize='porter unicode61');
+        CREATE TRIGGER board_posts_fts_add AFTER INSERT ON board_posts BEGIN
+            INSERT INTO board_posts_fts(rowid, content) VALUES (new.seq, new.content);
+        END;
+        CREATE TRIGGER board_posts_fts_drop AFTER DELETE ON board_posts BEGIN
+            INSERT INTO board_posts_fts(board_posts_fts, rowid, content)
+                VALUES ('delete', old.seq, old.content);
+        END
+    """)

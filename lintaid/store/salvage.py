@@ -30,6 +30,9 @@ BATCH = 256
 NOT_SALVAGED: Final = frozenset({"_migrations", "meta", "pending_index"})
 """Tables the migrations create that a new database fills itself: its own migration record,
 its derived-state markers, and the index queue (the index is rebuilt)."""
+FILLED_BY_TRIGGERS: Final = "board_posts_fts"
+"""The board's full-text tables (FTS5 and its shadow tables): the posts' triggers fill them
+again as the posts are salvaged."""
 FIRST: Final = ("records", "links", "audit", "tombstones")  # reported first, in this order
 
 
@@ -172,7 +175,8 @@ def durable_tables(conn: sqlite3.Connection) -> list[str]:
     links, the audit log, tombstones, confirmations, and whatever a later migration adds."""
     names = [str(r[0]) for r in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
-    durable = [n for n in names if n not in NOT_SALVAGED and n not in DERIVED_TABLES]
+    durable = [n for n in names if n not in NOT_SALVAGED and n not in DERIVED_TABLES
+               and not n.startswith(FILLED_BY_TRIGGERS)]
     return sorted(durable, key=lambda n: (FIRST.index(n) if n in FIRST else len(FIRST), n))
 
 

@@ -34,6 +34,8 @@ from .render import Renderer
 
 PAGE: Final = 50
 """Timeline and audit rows per page."""
+BOARD_SHOWN: Final = 100
+"""Posts of a board the board page shows: the newest, in order."""
 REVIEW_SHOWN: Final = 200
 """Review items and conflicts the conflicts page shows at most."""
 KEEPALIVE_S: Final = 15.0
@@ -157,7 +159,7 @@ class App:
     def _pages(self) -> dict[str, Callable[[dict[str, str]], Response]]:
         return {"/": self.timeline, "/search": self.search, "/conflicts": self.conflicts,
                 "/audit": self.audit, "/status": self.status, "/ledger": self.ledger,
-                "/events": self.events}
+                "/board": self.board, "/events": self.events}
 
     def _known(self, path: str) -> bool:
         target = _TARGET.fullmatch(path)
@@ -289,6 +291,28 @@ class App:
         day, client and session, and the newest injections."""
         stats = self.call("stats", limit=_int(query.get("days"), 30), recent=PAGE)
         return self.html("ledger.html", stats=stats)
+
+    def board(self, query: dict[str, str]) -> Response:
+        """The bulletin board (``board_list``, ``board_read``): every board, and one board's
+        newest posts in order, updated live as posts come (``fragment``: the posts only)."""
+        boards = self.call("board_list")["boards"]
+        key = (query.get("b") or "").strip() or None
+        shown = next((b for b in boards if b["key"] == key or b["board_id"] == key), None) \
+            if key else (boards[0] if boards else None)
+        if key and shown is None:
+            raise protocol.NotFound(f"no board {key!r} in this project")
+        posts: list[dict[str, Any]] = []
+        if shown is not None:
+            after = max(0, int(shown["last_sequence"]) - BOARD_SHOWN)
+            posts = self.call("board_read", board_id=shown["board_id"], after_sequence=after,
+                              limit=BOARD_SHOWN)["posts"]
+        context: dict[str, Any] = dict(
+            boards=boards, shown=shown, posts=posts,
+            fragment=self._link("/board", {"b": shown["key"] if shown else None,
+                                           "fragment": "1"}))
+        if query.get("fragment"):
+            return self.html("_board_posts.html", **context)
+        return self.html("board.html", **context)
 
     def events(self, query: dict[str, str]) -> Response:
         """Server-sent events: ``change`` whenever a write was committed."""

@@ -26,6 +26,8 @@ from ..hook_entries import is_hook_command, our_mcp_entry
 PROVIDER_ARG: Final = "claude-code"
 MCP_SERVER_NAME: Final = "lintaid"
 PROJECT_ENV: Final = "CLAUDE_PROJECT_DIR"
+SESSION_ENV: Final = "CLAUDE_CODE_SESSION_ID"
+"""What Claude Code gives its stdio MCP servers (2.1.154 on): the session id its hooks get."""
 
 # (event, matcher or None, timeout in seconds)
 HOOK_EVENTS: Final[tuple[tuple[str, str | None, int], ...]] = (
@@ -242,7 +244,8 @@ def _install_mcp(path: Path, commands: Commands, scope: Scope, root: Path) -> li
         raise ConfigError(f"{path}: 'mcpServers' is not an object; not touching it")
     current = servers.get(MCP_SERVER_NAME)
     wanted = {"type": "stdio", "command": commands.mcp[0],
-              "args": [*commands.mcp[1:], "--project-env", PROJECT_ENV]}
+              "args": [*commands.mcp[1:], "--project-env", PROJECT_ENV,
+                       "--session-env", SESSION_ENV]}
     if isinstance(current, dict):
         merged = {**current, **wanted}  # keep the developer's extras (env, timeout)
         if merged == current:

@@ -1,8 +1,9 @@
-// lintaid viewer: live timeline. Pages work without this file; it only refreshes the first
-// page of the timeline when the daemon commits a write (server-sent events from /events).
+// lintaid viewer: live pages. Pages work without this file; it only refreshes the part of a
+// page marked data-live="1" (the timeline's first page, a board's posts) when the daemon
+// commits a write (server-sent events from /events).
 (function () {
   "use strict";
-  var list = document.getElementById("timeline");
+  var list = document.querySelector("[data-live='1']");
   if (!list || list.dataset.live !== "1" || !window.EventSource || !window.fetch) {
     return;
   }
