@@ -99,8 +99,8 @@ class Api:
 
     def refused(self, status: int, reason: str) -> Response:
         """The gate's refusal (421, 401, 403), as this API answers errors."""
-        code = {401: "unauthorized", 403: protocol.FORBIDDEN, 421: "misdirected"}.get(
-            status, protocol.BAD_REQUEST)
+        code = {401: "unauthorized", 403: protocol.FORBIDDEN, 413: protocol.TOO_LARGE,
+                421: "misdirected"}.get(status, protocol.BAD_REQUEST)
         headers = {"WWW-Authenticate": 'Bearer realm="lintaid"'} if status == 401 else {}
         return error(status, code, reason, headers=headers)
 
