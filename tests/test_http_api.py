@@ -434,3 +434,16 @@ def test_a_change_sent_again_with_its_idempotency_key_is_made_once(served: Serve
     too_long = http.curl("POST", "/ops/add", {"content": "x"},
                          headers={"Idempotency-Key": "k" * 201})
     assert too_long.status == 400
+
+
+def test_lintaid_http_says_where_the_api_is_and_status_shows_it(served: Served) -> None:
+    assert "off (`lintaid http` starts it)" in served.cli("status").stdout
+    printed = served.cli("http")
+    assert printed.exit_code == 0, printed.stderr
+    info = served.json("http")
+    assert info["started"] is False and info["url"] in printed.stdout
+    assert info["openapi"] == info["url"] + "/openapi.json"
+    assert str(paths.http_token_path(served.root)) in printed.stdout
+    assert f"http      {info['url']}" in served.cli("status").stdout
+    taken = served.cli("http", "--port", str(info["port"] + 1))
+    assert taken.exit_code != 0 and "moves only with a new daemon" in taken.stderr
