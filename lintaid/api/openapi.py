@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from lintaid_client import ops
 
-from .routes import Route, Table
+from .routes import MESSAGES, Route, Table
 
 PATH: Final = "/openapi.json"
 ERROR_CODES: Final = ("bad_request", "too_large", "not_found", "forbidden", "unknown_op",
@@ -43,6 +43,8 @@ def _object(args: tuple[ops.Arg, ...], skip: set[str], spec: ops.Op) -> dict[str
         for name in group:
             notes[name] = f"give exactly one of {' or '.join(group)}"
     props = {a.name: ops.arg_schema(a, notes.get(a.name)) for a in args if a.name not in skip}
+    if MESSAGES in args:  # a text, one message or a list of them
+        props[MESSAGES.name]["type"] = ["string", "object", "array"]
     required = [a.name for a in args if a.required and a.name not in skip]
     out: dict[str, Any] = {"type": "object", "properties": props,
                            "additionalProperties": False}
