@@ -369,6 +369,9 @@ def status(root: Path, as_json: bool) -> None:
         lines.append(f"  team      {summary(data['team'])}")
     viewer = data.get("viewer")
     lines.append(f"  viewer    {viewer['url'] if viewer else 'off (`lintaid ui` starts it)'}")
+    http = data.get("http")
+    lines.append(f"  http      {http['url']} (token in {http['token_file']})" if http
+                 else "  http      off (`lintaid http` starts it)")
     clients = [name for name, files in (data.get("clients") or {}).items() if files]
     lines.append(f"  clients   {', '.join(clients) or 'none installed'}")
     for problem in data.get("registrations") or []:
@@ -494,6 +497,22 @@ def ui(root: Path, no_open: bool, as_json: bool, **values: Any) -> None:
         if not webbrowser.open(result["url"]) and not as_json:
             click.echo("lintaid: no browser could be started; open the address above",
                        err=True)
+
+
+@main.command("http")
+@project_option
+@op_options("http")
+@json_flag
+def http_api(root: Path, as_json: bool, **values: Any) -> None:
+    """Serve the HTTP API (and the viewer) on 127.0.0.1, or find where it is served: its URL,
+    its OpenAPI document, and the file holding its bearer token (kept across daemons)."""
+    result = call(root, "http", op_args("http", values))
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    click.echo(f"lintaid HTTP API: {result['url']}")
+    click.echo(f"  OpenAPI  {result['openapi']}")
+    click.echo(f"  token    {result['token_file']} (send it as 'Authorization: Bearer TOKEN')")
 
 
 # -- memory ----------------------------------------------------------------------------------

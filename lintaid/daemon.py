@@ -84,6 +84,7 @@ class Config:
     idle_exit_s: float = IDLE_EXIT_S  # stop after this long without requests or work; 0: never
     staleness: StalenessConfig | None = None  # None: read .lint-ai/staleness.toml and env
     board_keep_days: float = BOARD_KEEP_DAYS  # bulletin board posts older than this expire
+    http_port: int | None = None  # serve the HTTP API from the start on it (0: a free port)
 
     @classmethod
     def from_env(cls) -> Config:
@@ -96,6 +97,9 @@ class Config:
         cfg.idle_exit_s = max(0.0, _env_number("LINTAID_IDLE_EXIT_S", cfg.idle_exit_s))
         cfg.board_keep_days = max(0.0, _env_number("LINTAID_BOARD_KEEP_DAYS",
                                                    cfg.board_keep_days))
+        port = os.environ.get("LINTAID_HTTP_PORT", "").strip()
+        if port.isdigit() and int(port) <= 65535:
+            cfg.http_port = int(port)
         cfg.backups = Retention(
             keep=max(1, int(_env_number("LINTAID_BACKUP_KEEP", cfg.backups.keep))),
             max_bytes=max(0, int(_env_number("LINTAID_BACKUP_MAX_MB",
@@ -276,6 +280,11 @@ class Daemon:
             self._start_workspace()
         else:  # memory derived against a workspace an earlier run read no longer is
             self._link_documents(None)
+        if self.config.http_port is not None:
+            try:
+                self._serve_http(self.config.http_port or None)
+            except Exception as err:  # memory serves on without it
+                log.error("http_failed", port=self.config.http_port, error=str(err))
 
     def _abort_start(self) -> None:
         """Undo what a failed start opened, in reverse order; the first reason is the one
@@ -327,6 +336,7 @@ class Daemon:
         self._remove_status()
         with self._viewer_lock:
             if self.viewer is not None:
+                self._remove_owned(paths.http_path(self.root))
                 self.viewer.stop()
                 self.viewer = None
         self.drainer.stop()
@@ -470,6 +480,22 @@ class Daemon:
 
     def ui(self, port: int | None) -> dict[str, Any]:
         """Start the web viewer on the loopback address (once per daemon), or find it."""
+        viewer, started = self._serve_http(port)
+        return {**viewer.to_dict(), "started": started}
+
+    def http(self, port: int | None) -> dict[str, Any]:
+        """Start the HTTP API (the viewer's server) on the loopback address, or find it."""
+        viewer, started = self._serve_http(port)
+        return {**self._http_info(viewer), "started": started}
+
+    def _http_info(self, viewer: Any) -> dict[str, Any]:
+        base = f"http://127.0.0.1:{viewer.port}"
+        return {"url": base, "port": viewer.port, "openapi": f"{base}/openapi.json",
+                "token_file": str(paths.http_token_path(self.root)), "pid": self.pid}
+
+    def _serve_http(self, port: int | None) -> tuple[Any, bool]:
+        """The daemon's one HTTP server (the viewer and the API), started once on the
+        loopback address: (it, whether this call started it)."""
         with self._viewer_lock:
             if self.viewer is not None:
                 if port is not None and port != self.viewer.port:
@@ -477,10 +503,16 @@ class Daemon:
                         f"the viewer already listens at 127.0.0.1:{self.viewer.port} "
                         f"({self.viewer.url}); it moves only with a new daemon "
                         "(lintaid stop)", arg="port")
-                return {**self.viewer.to_dict(), "started": False}
+                return self.viewer, False
+            from .api.app import Api
+            from .api.token import load_or_create
             from .viewer.server import Viewer
 
-            viewer = Viewer(self.services, self.root, port, on_request=self.idle.touch)
+            writer = self.writer
+            api = Api(self.services, load_or_create(paths.http_token_path(self.root)),
+                      version=self.version, queued=lambda: writer.depth)
+            viewer = Viewer(self.services, self.root, port, on_request=self.idle.touch,
+                            api=api)
             try:
                 viewer.start()
             except OSError as err:
@@ -489,7 +521,8 @@ class Daemon:
                     arg="port") from None
             self.writer.add_flusher(viewer.changed)
             self.viewer = viewer
-            return {**viewer.to_dict(), "started": True}
+            write_atomic(paths.http_path(self.root), json.dumps(self._http_info(viewer)))
+            return viewer, True
 
     # -- status ----------------------------------------------------------------------------
     def _write_status(self, endpoint: str) -> None:
@@ -507,7 +540,10 @@ class Daemon:
 
     def _remove_status(self) -> None:
         """Remove the status file, but only while it still names this process."""
-        target = paths.status_path(self.root)
+        self._remove_owned(paths.status_path(self.root))
+
+    def _remove_owned(self, target: Path) -> None:
+        """Remove a JSON file of this daemon's, but only while it still names this process."""
         try:
             if json.loads(target.read_text()).get("pid") == self.pid:
                 target.unlink()
@@ -539,6 +575,7 @@ class Daemon:
             "registrations": self.registrations,
             "pause": self.pause_state.to_dict(),
             "viewer": self.viewer.to_dict() if self.viewer is not None else None,
+            "http": self._http_info(self.viewer) if self.viewer is not None else None,
             "team": self.team.status() if self.team is not None and self.team.config else None,
             "versions": {
                 "lintaid": self.version,

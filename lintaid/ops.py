@@ -66,6 +66,8 @@ class Control(Protocol):
 
     def ui(self, port: int | None) -> dict[str, Any]: ...
 
+    def http(self, port: int | None) -> dict[str, Any]: ...
+
 
 class Hooks(Protocol):
     def handle(self, provider: str, event: str, payload: dict[str, Any], *,
@@ -427,6 +429,10 @@ def op_ui(s: Services, args: Args) -> Args:
     return s.control.ui(args["port"])
 
 
+def op_http(s: Services, args: Args) -> Args:
+    return s.control.http(args["port"])
+
+
 def _team(s: Services) -> Team:
     if s.team is None:
         raise protocol.BadRequest("this daemon has no team tier")
@@ -518,6 +524,7 @@ HANDLERS: dict[str, Handler] = {
     "pause": op_pause,
     "resume": op_resume,
     "ui": op_ui,
+    "http": op_http,
     "team_join": op_team_join,
     "team_add_member": op_team_add_member,
     "team_leave": op_team_leave,

@@ -430,6 +430,12 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("port", INT, "the loopback port to listen on (default: a free one)", lo=1,
             hi=65535),
     )),
+    Op("http", WRITE, "Start the daemon's HTTP API on the loopback address (the viewer's "
+       "server: one port serves both), or find the one running: its URL, the OpenAPI "
+       "document's, and the file holding the bearer token.", (
+        Arg("port", INT, "the loopback port to listen on (default: a free one)", lo=1,
+            hi=65535),
+    )),
 )}
 
 
@@ -649,6 +655,38 @@ def validate_item(item: Any, shared: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def arg_schema(arg: Arg, note: str | None = None) -> dict[str, Any]:
+    """The JSON Schema of one argument's value (MCP tool inputs, the HTTP API's OpenAPI
+    document); ``note`` is added to its description."""
+    schema: dict[str, Any]
+    if arg.type in (STR, TEXT):
+        schema = {"type": "string"}
+        if arg.max_bytes:
+            schema["maxLength"] = arg.max_bytes
+    elif arg.type == CHOICE:
+        schema = {"type": "string", "enum": list(arg.choices)}
+    elif arg.type == INT:
+        schema = {"type": "integer"}
+        if arg.lo is not None:
+            schema["minimum"] = arg.lo
+        if arg.hi is not None:
+            schema["maximum"] = arg.hi
+    elif arg.type == BOOL:
+        schema = {"type": "boolean"}
+    elif arg.type in (TIME, DURATION):
+        schema = {"type": ["string", "number"]}
+    elif arg.type == MAP:
+        schema = {"type": "object"}
+    else:
+        schema = {"type": "array"}
+    description = "; ".join(t for t in (arg.help, note) if t)
+    if description:
+        schema["description"] = description
+    if arg.default is not None:
+        schema["default"] = arg.default
+    return schema
+
+
 def tool_schema(spec: Op) -> dict[str, Any]:
     """The JSON Schema of an op's MCP tool input: its ``mcp`` arguments, nothing else.
 
@@ -666,39 +704,13 @@ def tool_schema(spec: Op) -> dict[str, Any]:
     for arg in spec.args:
         if not arg.mcp:
             continue
-        schema: dict[str, Any]
-        if arg.type in (STR, TEXT):
-            schema = {"type": "string"}
-            if arg.max_bytes:
-                schema["maxLength"] = arg.max_bytes
-        elif arg.type == CHOICE:
-            schema = {"type": "string", "enum": list(arg.choices)}
-        elif arg.type == INT:
-            schema = {"type": "integer"}
-            if arg.lo is not None:
-                schema["minimum"] = arg.lo
-            if arg.hi is not None:
-                schema["maximum"] = arg.hi
-        elif arg.type == BOOL:
-            schema = {"type": "boolean"}
-        elif arg.type in (TIME, DURATION):
-            schema = {"type": ["string", "number"]}
-        elif arg.type == MAP:
-            schema = {"type": "object"}
-        else:
-            schema = {"type": "array"}
-        description = "; ".join(t for t in (arg.help, together.get(arg.name)) if t)
-        if description:
-            schema["description"] = description
-        if arg.default is not None:
-            schema["default"] = arg.default
-        props[arg.name] = schema
+        props[arg.name] = arg_schema(arg, together.get(arg.name))
     out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
     if required:
         out["required"] = required
     return out
 
 
-__all__ = ["OPS", "Arg", "Op", "check", "parse_duration", "parse_time", "tool_schema",
+__all__ = ["OPS", "Arg", "Op", "arg_schema", "check", "parse_duration", "parse_time", "tool_schema",
            "validate",
            "validate_item", "validate_tool", "MAX_DEPTH"]

@@ -50,6 +50,16 @@ def status_path(root: Path) -> Path:
     return state_dir(root) / "daemon.json"
 
 
+def http_token_path(root: Path) -> Path:
+    """The HTTP API's bearer token (mode 0600), made on the first start and kept."""
+    return state_dir(root) / "http-token"
+
+
+def http_path(root: Path) -> Path:
+    """Where the HTTP API listens (``{"url", "port", ...}``), while it does."""
+    return state_dir(root) / "http.json"
+
+
 def lock_path(root: Path) -> Path:
     return state_dir(root) / "daemon.lock"
 

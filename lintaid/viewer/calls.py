@@ -21,19 +21,31 @@ ACTOR = "viewer"
 
 
 class OpCaller:
-    def __init__(self, services: Services, timeout: float = 60.0) -> None:
+    """``actor``: who the audit log names for a change (unless the arguments name one)."""
+
+    def __init__(self, services: Services, timeout: float = 60.0, *,
+                 actor: str = ACTOR) -> None:
         self.services = services
         self.timeout = timeout
+        self.actor = actor
 
     def __call__(self, name: str, **args: Any) -> Any:
         """The op's result; a refusal raises the ``protocol.RemoteError`` a socket client
         would get for it (``BadRequest``, ``NotFound`` ...; an unexpected failure as
         ``internal``)."""
+        return self.run(name, self.check(name, args))
+
+    def check(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The op's arguments validated (None: absent), the actor filled in; ``BadRequest``
+        when they are not what it takes."""
         spec = ops.OPS[name]
         given = {k: v for k, v in args.items() if v is not None}
         if spec.kind == ops.WRITE and any(a.name == "actor" for a in spec.args):
-            given.setdefault("actor", ACTOR)
-        checked = ops.validate(spec, given)
+            given.setdefault("actor", self.actor)
+        return ops.validate(spec, given)
+
+    def run(self, name: str, checked: dict[str, Any]) -> Any:
+        """Run the op on arguments ``check`` returned; wait for its result."""
         outcome: dict[str, Any] = {}
         finished = threading.Event()
 

@@ -9,6 +9,12 @@
 3. **Same origin** (CSRF): a request that may change something (any method but GET and HEAD)
    must come from a page of the viewer itself: its ``Origin`` names the same scheme, host and
    port (or, without ``Origin``, ``Sec-Fetch-Site`` says ``same-origin``); else 403.
+
+The HTTP API (every path not below the viewer's token, when the server has one) passes the
+same Host check; then its bearer token (``Authorization: Bearer TOKEN``, the project's token
+file) or 401; then, whatever the method, no web page of another origin (an ``Origin`` that is
+not this server's, or ``Sec-Fetch-Site`` saying another site): 403. Programs (curl, Node's
+``fetch``) send neither.
 """
 
 from __future__ import annotations
@@ -31,6 +37,14 @@ class Headers(Protocol):
 class Refusal:
     status: int
     reason: str
+    api: bool = False  # a refusal of an API request (answered as the API answers errors)
+
+
+@dataclass(frozen=True)
+class ApiRequest:
+    """An API request let through: its target as sent (path and query)."""
+
+    target: str
 
 
 def new_token() -> str:
@@ -39,19 +53,25 @@ def new_token() -> str:
 
 
 class Gate:
-    def __init__(self, token: str, port: int) -> None:
+    """``api_token``: the HTTP API's bearer token; None: the server serves no API."""
+
+    def __init__(self, token: str, port: int, api_token: str | None = None) -> None:
         self.token = token
         self.port = port
+        self.api_token = api_token
         self.hosts = frozenset({f"{LOOPBACK}:{port}", f"localhost:{port}"})
 
-    def check(self, method: str, target: str, headers: Headers) -> Refusal | str:
-        """The path below the token (``/...``, query kept) when the request may go on;
-        otherwise the refusal to send."""
+    def check(self, method: str, target: str, headers: Headers) -> Refusal | ApiRequest | str:
+        """The path below the token (``/...``, query kept) when a viewer request may go on,
+        an ``ApiRequest`` when an API request may; otherwise the refusal to send."""
         host = (headers.get("Host") or "").strip().lower()
-        if host not in self.hosts:
-            return Refusal(421, "This viewer answers only at its loopback address "
-                                f"http://{LOOPBACK}:{self.port}/.")
         rest = self.below_token(target)
+        api = rest is None and self.api_token is not None
+        if host not in self.hosts:
+            return Refusal(421, "This server answers only at its loopback address "
+                                f"http://{LOOPBACK}:{self.port}/.", api)
+        if api:
+            return self._api(host, target, headers)
         if rest is None:
             return Refusal(401, "Open the address `lintaid ui` prints: it holds this "
                                 "daemon's token.")
@@ -59,6 +79,21 @@ class Gate:
             return Refusal(403, "A change must come from a page of this viewer "
                                 "(cross-origin request refused).")
         return rest
+
+    def _api(self, host: str, target: str, headers: Headers) -> Refusal | ApiRequest:
+        assert self.api_token is not None
+        scheme, _, given = (headers.get("Authorization") or "").strip().partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+                given.strip().encode(), self.api_token.encode()):
+            return Refusal(401, "Send the project's token as 'Authorization: Bearer TOKEN' "
+                                "(the file .lint-ai/http-token holds it).", True)
+        origin = headers.get("Origin")
+        site = (headers.get("Sec-Fetch-Site") or "").strip().lower()
+        if (origin is not None and origin.strip().lower() != f"http://{host}") or (
+                site in ("cross-site", "same-site")):
+            return Refusal(403, "A request from a web page of another origin is refused.",
+                           True)
+        return ApiRequest(target)
 
     def below_token(self, target: str) -> str | None:
         """``target`` without its leading ``/TOKEN``; None when it does not start with it."""

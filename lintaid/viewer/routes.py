@@ -74,6 +74,7 @@ class Response:
     content_type: str = "text/html; charset=utf-8"
     location: str | None = None
     stream: Callable[[Callable[[bytes], None]], None] | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # more headers (Retry-After ...)
 
 
 @dataclass(frozen=True)

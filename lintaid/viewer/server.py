@@ -5,6 +5,10 @@ Every request passes the gate (Host, token, same origin for changes) before a pa
 every answer carries headers that keep the page to itself: no framing, no scripts or styles
 but the viewer's own files, no referrer to other sites, nothing cached. HTTP/1.0 without
 keep-alive: a connection serves one request, so stopping never waits on an idle browser.
+
+The same server serves the HTTP API (``lintaid.api``, mounted by the daemon): a path not
+below the viewer's token goes to it once the gate has checked its Host, bearer token and
+origin, with its body read here within ``MAX_BODY_BYTES``.
 """
 
 from __future__ import annotations
@@ -14,13 +18,14 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from lintaid.logs import get_logger
+from lintaid_client import protocol
 
 from ..ops import Services
-from .gate import LOOPBACK, Gate, Refusal, new_token
+from .gate import LOOPBACK, ApiRequest, Gate, Headers, Refusal, new_token
 from .live import Changes
 from .routes import App, Request, Response, parse_query
 
@@ -28,6 +33,8 @@ log = get_logger("lintaid.viewer")
 
 MAX_FORM_BYTES: Final = 512 * 1024
 """A form larger than this is refused (413): the largest text an op takes is 256 KiB."""
+MAX_BODY_BYTES: Final = protocol.MAX_MESSAGE_BYTES
+"""An API request's body may be as large as a socket message (8 MiB), no larger (413)."""
 DRAIN_BYTES: Final = 8 * 1024 * 1024
 """A refused body up to this size is read and dropped before the answer; a larger one is
 answered at once and the connection closed."""
@@ -44,6 +51,17 @@ HEADERS: Final = {
 }
 
 
+class Mount(Protocol):
+    """The HTTP API as this server serves it (``lintaid.api.app.Api``)."""
+
+    token: str
+
+    def handle(self, method: str, path: str, query: str, headers: Headers,
+               body: bytes) -> Response: ...
+
+    def refused(self, status: int, reason: str) -> Response: ...
+
+
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = False  # server_close() joins the request threads
     block_on_close = True
@@ -51,6 +69,7 @@ class _HTTPServer(ThreadingHTTPServer):
     app: App
     changes: Changes
     on_request: Callable[[], None] | None
+    api: Mount | None
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -85,9 +104,18 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.on_request is not None:  # a page in use keeps the daemon up
             self.server.on_request()
         verdict = self.server.gate.check(method, self.path, self.headers)
+        api = self.server.api
         if isinstance(verdict, Refusal):
+            if verdict.api and api is not None:
+                self._discard(self._length() or 0)
+                self._answer(api.refused(verdict.status, verdict.reason), method)
+                return
             self._answer(Response(status=verdict.status, body=verdict.reason.encode() + b"\n",
                                   content_type="text/plain; charset=utf-8"), method)
+            return
+        if isinstance(verdict, ApiRequest):
+            assert api is not None
+            self._api(api, method, verdict.target)
             return
         parts = urlsplit(verdict)
         try:
@@ -105,6 +133,32 @@ class _Handler(BaseHTTPRequestHandler):
             log.error("viewer_page_failed", path=parts.path[:80], error=str(err), exc_info=err)
             response = self.server.app.error(500, f"{type(err).__name__}: {err}")
         self._answer(response, method)
+
+    def _api(self, api: Mount, method: str, target: str) -> None:
+        parts = urlsplit(target)
+        if self.headers.get("Transfer-Encoding"):
+            self._answer(api.refused(411, "Send the body with its Content-Length."), method)
+            return
+        size = self._length()
+        if size is None or size < 0:
+            self._answer(api.refused(400, "The Content-Length is not a number."), method)
+            return
+        if size > MAX_BODY_BYTES:
+            self._discard(size)
+            self._answer(api.refused(413, f"A body may hold at most {MAX_BODY_BYTES} bytes; "
+                                          f"this one has {size}."), method)
+            return
+        body = self.rfile.read(size) if size else b""
+        if len(body) != size:
+            return  # the client went away mid-body: nobody to answer, nothing done
+        self._answer(api.handle(method, parts.path, parts.query, self.headers, body), method)
+
+    def _length(self) -> int | None:
+        """The request's Content-Length (0 when it has none); None when not a number."""
+        try:
+            return int(self.headers.get("Content-Length") or "0")
+        except ValueError:
+            return None
 
     def _form(self) -> dict[str, str]:
         try:
@@ -138,6 +192,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", response.content_type)
         if response.location:
             self.send_header("Location", response.location)
+        for name, value in response.headers.items():
+            self.send_header(name, value)
         if response.stream is not None:
             self.end_headers()
             if method != "HEAD":
@@ -179,10 +235,12 @@ class Viewer:
     ``stop``. ``changed`` is the writer's after-commit hook."""
 
     def __init__(self, services: Services, root: Path, port: int | None = None, *,
-                 on_request: Callable[[], None] | None = None) -> None:
+                 on_request: Callable[[], None] | None = None,
+                 api: Mount | None = None) -> None:
         """``on_request``: called at each request (the daemon's idle clock); a live stream
-        left open counts once, when it opens."""
+        left open counts once, when it opens. ``api``: the HTTP API this server serves too."""
         self.services = services
+        self.api = api
         self.on_request = on_request
         self.root = root
         self.requested_port = port or 0
@@ -204,7 +262,9 @@ class Viewer:
     def start(self) -> None:
         """Listen on the loopback address only; OSError when the port cannot be had."""
         httpd = _HTTPServer((LOOPBACK, self.requested_port), _Handler)
-        httpd.gate = Gate(self.token, int(httpd.server_address[1]))
+        httpd.gate = Gate(self.token, int(httpd.server_address[1]),
+                          self.api.token if self.api is not None else None)
+        httpd.api = self.api
         httpd.changes = self.changes
         httpd.on_request = self.on_request
         httpd.app = App(self.services, self.root, f"/{self.token}", self.changes)
