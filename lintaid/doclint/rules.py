@@ -12,12 +12,13 @@ import fnmatch
 import posixpath
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Final
 
 from lintaid.policy.relations import HIDE
+from lintaid.workspace.documents import link_candidates
 
 from . import catalog as c
 from .config import LintConfig
@@ -138,7 +139,7 @@ def run(pages: Mapping[str, Page], config: LintConfig, exists: Exists,
         found += terminology(targets, config)
     facts = facts or Facts()
     if c.SUPERSEDED in on:
-        found += superseded_statements(targets, facts, config)
+        found += superseded_statements(targets, facts, config, explicitly_superseded(pages))
     if c.ADR_STATUS in on:
         found += adr_status(pages, targets, graph, facts, config)
     found = [f for f in found if f.rule in on]
@@ -502,9 +503,7 @@ def adr_status_line(page: Page) -> tuple[str, int] | None:
     ``Status: ...`` line, or the first line under a "Status" heading."""
     status = page.frontmatter.get("status")
     if isinstance(status, str) and status.strip():
-        line = next((i + 1 for i, t in enumerate(page.lines)
-                     if re.match(r"^\s*status\s*:", t, re.IGNORECASE)), 1)
-        return status.strip(), line
+        return status.strip(), 1  # the frontmatter block (the index keeps its fields only)
     for h in page.headings:
         if h.text.strip().lower() == "status":
             for n in range(h.line + 1, min(len(page.lines), h.line + 8) + 1):
@@ -530,15 +529,30 @@ def _standing(status: str) -> bool:
     return bool(first) and first[0] in STANDING and not _HISTORICAL.search(status)
 
 
-def superseded_statements(targets: Sequence[Page], facts: Facts,
-                          config: LintConfig) -> list[Finding]:
+def explicitly_superseded(pages: Mapping[str, Page]) -> set[str]:
+    """Pages a later page retires by its frontmatter ``supersedes:`` (resolved as the
+    workspace resolves it: beside the file first, then from the root)."""
+    out = set()
+    for path, page in pages.items():
+        for candidate in link_candidates(path, page.frontmatter):
+            if candidate in pages:
+                out.add(candidate)
+                break
+    return out
+
+
+def superseded_statements(targets: Sequence[Page], facts: Facts, config: LintConfig,
+                          historical: Collection[str] = ()) -> list[Finding]:
+    """Statements the policy retired, in pages that are not history themselves: a page a
+    later one explicitly supersedes is kept as the record of what was, and a decision
+    record is the ADR rule's to speak for."""
     lintable = {p.path: p for p in targets}
     out = []
     for r in facts.retired:
         page = lintable.get(r.path)
-        if page is None or r.line in page.ignored or r.path in facts.superseded_files \
+        if page is None or r.line in page.ignored or r.path in historical \
                 or is_decision_record(page, config):
-            continue  # a retired record is history; the ADR rule speaks for decision records
+            continue
         by = r.by
         certain = by.confidence is None or by.confidence >= HIDE
         out.append(Finding(
