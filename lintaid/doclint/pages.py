@@ -189,6 +189,8 @@ def _unique(slug: str, seen: dict[str, int]) -> str:
 def _blank_code_spans(line: str) -> str:
     """The line with its code spans blanked: code is spelled as the code spells it, and a
     link inside one is no link."""
+    if "`" not in line:
+        return line
     return _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
 
 
@@ -216,8 +218,8 @@ def _parse_markdown(page: Page) -> None:
             continue
         heading = _heading(lines, i)
         no_code = _blank_code_spans(raw)
-        for anchor in _HTML_ANCHOR.findall(no_code):
-            page.anchors.add(anchor)
+        if "<" in no_code:
+            page.anchors.update(_HTML_ANCHOR.findall(no_code))
         if heading is not None:
             level, text = heading
             custom = _CUSTOM_ID.search(text)
@@ -244,10 +246,13 @@ def _parse_markdown(page: Page) -> None:
 
 def _heading(lines: list[str], i: int) -> tuple[int, str] | None:
     """(level, text) when line ``i`` is an ATX heading, or the text of a setext one."""
-    atx = _ATX.match(lines[i])
-    if atx:
-        return len(atx.group(1)), (atx.group(2) or "").strip()
-    if i + 1 < len(lines) and lines[i].strip() and not lines[i].startswith(("    ", "\t")):
+    line = lines[i]
+    if "#" in line[:4]:
+        atx = _ATX.match(line)
+        if atx:
+            return len(atx.group(1)), (atx.group(2) or "").strip()
+    following = lines[i + 1].lstrip()[:1] if i + 1 < len(lines) else ""
+    if following in ("=", "-") and line.strip() and not line.startswith(("    ", "\t")):
         under = _SETEXT.match(lines[i + 1])
         text = lines[i].strip()
         if under and not _FENCE.match(lines[i]) and not text.startswith(("-", "*", "+", ">", "|")):
@@ -258,6 +263,8 @@ def _heading(lines: list[str], i: int) -> tuple[int, str] | None:
 
 
 def _links_in(page: Page, text: str, n: int) -> None:
+    if "[" not in text and "<" not in text:
+        return
     for m in _INLINE_LINK.finditer(text):
         target = m.group(3).strip("<>").strip()
         if target:
@@ -276,6 +283,8 @@ def _links_in(page: Page, text: str, n: int) -> None:
 
 def _blank_targets(text: str) -> str:
     """Prose without what no one reads as words: link targets, URLs, HTML tags."""
+    if "](" not in text and ":" not in text and "<" not in text and "www." not in text:
+        return text
     text = _INLINE_LINK.sub(lambda m: m.group(2).ljust(len(m.group(0))), text)
     text = _URL.sub(lambda m: " " * len(m.group(0)), text)
     return re.sub(r"<[^>]+>", lambda m: " " * len(m.group(0)), text)

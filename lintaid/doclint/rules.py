@@ -384,7 +384,11 @@ def missing_xrefs(pages: Mapping[str, Page], targets: Sequence[Page], graph: Lin
 
 
 # -- terminology -----------------------------------------------------------------------------
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*")
+# A word or compound, not part of a path, an option, an address or a call: those are
+# spelled as the code spells them.
+_TOKEN = re.compile(r"(?<![./\\@$%=#:\w-])[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*"
+                    r"(?![/\\@=(\w-])(?!\.\w)")
+_COMPOUND = re.compile(r"[_-]|[a-z][A-Z]")
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 SNAKE, KEBAB, CAMEL, JOINED, SPACED = "snake", "kebab", "camel", "joined", "spaced"
 
@@ -407,26 +411,22 @@ def _parts(token: str) -> tuple[list[str], str] | None:
 
 
 def _tokens(text: str) -> list[tuple[int, int, str]]:
-    out = []
-    for m in _TOKEN.finditer(text):
-        before = text[m.start() - 1] if m.start() else " "
-        after = text[m.end()] if m.end() < len(text) else " "
-        if before in "./\\@$%=-#:" or after in "/\\@=(" or (after == "." and m.end() + 1 < len(
-                text) and text[m.end() + 1].isalnum()):
-            continue  # a path, an option, an address, a call: spelled as the code spells it
-        out.append((m.start(), m.end(), m.group(0)))
-    return out
+    return [(m.start(), m.end(), m.group(0)) for m in _TOKEN.finditer(text)]
 
 
 def terminology(targets: Sequence[Page], config: LintConfig) -> list[Finding]:
     allowed = {re.sub(r"[\s_-]", "", t.lower()) for t in config.allow_terms}
     keys: set[str] = set()
+    lines: list[tuple[str, int, str, list[tuple[int, int, str]]]] = []
     for page in targets:  # compounds first: only their words are looked for as words
-        for _line, text in page.prose:
-            for _s, _e, token in _tokens(text):
-                parts = _parts(token)
-                if parts:
-                    keys.add("".join(parts[0]))
+        for line, text in page.prose:
+            tokens = _tokens(text)
+            lines.append((page.path, line, text, tokens))
+            for _s, _e, token in tokens:
+                if _COMPOUND.search(token):
+                    parts = _parts(token)
+                    if parts:
+                        keys.add("".join(parts[0]))
     keys -= allowed
     if not keys:
         return []
@@ -441,27 +441,24 @@ def terminology(targets: Sequence[Page], config: LintConfig) -> list[Finding]:
         first.setdefault((key, form, path), line)
         pages_of[(key, form)].add(path)
 
-    for page in targets:
-        for line, text in page.prose:
-            tokens = _tokens(text)
-            previous: tuple[int, str] | None = None
-            for start, end, token in tokens:
-                parts = _parts(token)
-                if parts:
-                    key = "".join(parts[0])
-                    if key in keys:
-                        note(key, token, JOINED if parts[1] == CAMEL else parts[1],
-                             page.path, line)
-                    previous = None
-                    continue
-                word = token.lower()
-                if word in keys:
-                    note(word, token, JOINED, page.path, line)
-                if previous is not None and text[previous[0]:start] == " ":
-                    pair = previous[1].lower() + word
-                    if pair in keys:
-                        note(pair, f"{previous[1]} {token}", SPACED, page.path, line)
-                previous = (end, token) if token.isalpha() else None
+    for path, line, text, tokens in lines:
+        previous: tuple[int, str] | None = None
+        for start, end, token in tokens:
+            parts = _parts(token) if _COMPOUND.search(token) else None
+            if parts:
+                key = "".join(parts[0])
+                if key in keys:
+                    note(key, token, JOINED if parts[1] == CAMEL else parts[1], path, line)
+                previous = None
+                continue
+            word = token.lower()
+            if word in keys:
+                note(word, token, JOINED, path, line)
+            if previous is not None and text[previous[0]:start] == " ":
+                pair = previous[1].lower() + word
+                if pair in keys:
+                    note(pair, f"{previous[1]} {token}", SPACED, path, line)
+            previous = (end, token) if token.isalpha() else None
     out = []
     for key, spelled in uses.items():
         # A spelling is how the words are joined; case is no spelling ("OpenClaw" and
