@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lintaid.doclint import catalog, config, rules
 from lintaid.doclint.check import parse_pages
@@ -274,3 +276,21 @@ def test_pyproject_settings_are_read_and_bad_ones_refused(tmp_path: Path) -> Non
     (tmp_path / "pyproject.toml").write_text("[tool.lintaid.lint\n")
     with pytest.raises(config.ConfigError, match="not TOML"):
         config.load(tmp_path)
+
+
+# -- whatever a page holds, the lint answers -------------------------------------------------
+_PIECES = st.sampled_from(["# ", "## ", "[", "]", "(", ")", "#", "`", "```", "\n", "---", "==",
+                           "<a id='x'>", "[[", "]]", ".. _l:", ":doc:`", ":ref:`", "::", "   ",
+                           "work_item", "work item", "Status: accepted", "http://x", "../",
+                           "<!--", "-->", "lintaid-lint: off", "a", "b.md", "*", "_", "é"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a.md", "docs/b.md", "c.rst", "adr/0001-x.md"]),
+                          st.lists(st.one_of(_PIECES, st.text(max_size=8)), max_size=40)),
+                min_size=1, max_size=4))
+def test_any_text_is_linted_without_an_error(pages: list[tuple[str, list[str]]]) -> None:
+    files = {path: "".join(parts) for path, parts in pages}
+    for f in lint(files):
+        assert f.rule in catalog.RULES and f.level in catalog.LEVELS and f.line >= 1
+        assert f.path in files and f.fix
