@@ -3,10 +3,13 @@ the ``--fail-on`` verdict for CI."""
 
 from __future__ import annotations
 
+import hashlib
 import textwrap
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final
+from urllib.parse import quote
 
 from . import catalog
 from .catalog import LEVELS, RULES
@@ -128,12 +131,10 @@ def _location(path: str, line: int | None) -> dict[str, Any]:
 
 
 def _uri(path: str) -> str:
-    from urllib.parse import quote
     return quote(path, safe="/")
 
 
 def _dir_uri(root: str) -> str:
-    from pathlib import Path
     uri = Path(root).resolve().as_uri()
     return uri if uri.endswith("/") else uri + "/"
 
@@ -143,6 +144,5 @@ def _camel(rule: str) -> str:
 
 
 def _fingerprint(f: Mapping[str, Any]) -> str:
-    import hashlib
     return hashlib.sha256(f"{f['rule']}\x1f{f['path']}\x1f{f['message']}".encode()
                           ).hexdigest()[:16]
