@@ -28,6 +28,7 @@ from . import __version__
 EXIT_ERROR = 1
 EXIT_UNAVAILABLE = 3
 EXIT_LOCKED = launch.EXIT_LOCKED  # another daemon holds the project's lock
+DOC_LEVELS = ("error", "warning", "note")  # ``lint --docs --fail-on``: SARIF's levels
 
 
 def project_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -928,16 +929,36 @@ def _batches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 @click.option("--enrich", "enrich_to", type=click.Path(dir_okay=False, path_type=Path),
               help="Write FILE's documents back here with memlint_score, memlint_level, "
                    "memlint_age_days and memlint_checked_at added.")
-@click.option("--fail-on", type=click.Choice(["stale", "expired"]), default=None,
-              help="Exit 1 when a record is at this level or beyond (for CI).")
+@click.option("--docs", is_flag=True,
+              help="Lint the project's Markdown and reStructuredText documents instead "
+                   "(links, orphans, cross-references, terminology, statements a current "
+                   "decision superseded, stale decision records).")
+@click.option("--sarif", "as_sarif", is_flag=True,
+              help="With --docs: print the findings as SARIF 2.1.0 (for CI and editors).")
+@click.option("--fail-on", type=click.Choice(["stale", "expired", *DOC_LEVELS]), default=None,
+              help="Exit 1 when a record is at this level or beyond (stale, expired), or "
+                   "with --docs when a finding is (error, warning, note); for CI.")
 @json_flag
-def lint(file: Path | None, project: Path | None, fmt: str, names: str,
-         enrich_to: Path | None, fail_on: str | None, as_json: bool, **values: Any) -> None:
+@click.pass_context
+def lint(ctx: click.Context, /, file: Path | None, project: Path | None, fmt: str, names: str,
+         enrich_to: Path | None, docs: bool, as_sarif: bool, fail_on: str | None,
+         as_json: bool, **values: Any) -> None:
     """Judge memories for staleness: the project's store (through the daemon), or FILE, a
     memory export, on its own. Prints id, content, category, age in days, score, level and
-    action per memory, then a summary; exits 1 with --fail-on when something is that stale."""
+    action per memory, then a summary; exits 1 with --fail-on when something is that stale.
+
+    With --docs, lint the project's documents (as the workspace index holds them) and print
+    each finding's file, line, level, rule, message and suggested fix."""
     from . import lint as linting
 
+    if docs:
+        _lint_docs(ctx, file, project, fmt, names, enrich_to, as_sarif, fail_on, as_json,
+                   values)
+        return
+    if as_sarif:
+        fail("--sarif applies to --docs")
+    if fail_on in DOC_LEVELS:
+        fail(f"--fail-on {fail_on} applies to --docs (memories: stale or expired)")
     if names != "lintaid" and not as_json:
         fail("--names applies to --json (the table has memlint's columns already)")
     at = values.get("at")
@@ -971,6 +992,41 @@ def lint(file: Path | None, project: Path | None, fmt: str, names: str,
         for line in linting.table(result, noun):
             click.echo(line)
     if linting.fails(result, fail_on):
+        sys.exit(EXIT_ERROR)
+
+
+def _lint_docs(ctx: click.Context, file: Path | None, project: Path | None, fmt: str,
+               names: str, enrich_to: Path | None, as_sarif: bool, fail_on: str | None,
+               as_json: bool, values: dict[str, Any]) -> None:
+    """``lint --docs``: the daemon lints; this prints and gives the exit code."""
+    from .doclint import report
+
+    given = {name for name in ("only_flagged", "at", "fmt", "names")
+             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE}
+    if file is not None or enrich_to is not None or given:
+        fail("--docs lints the project's documents: FILE, --enrich, --format, --names, "
+             "--only-flagged and --at apply to memories")
+    if fail_on in ("stale", "expired"):
+        fail(f"--fail-on {fail_on} applies to memories; with --docs: error, warning or note")
+    if as_json and as_sarif:
+        fail("give --json or --sarif, not both")
+    try:
+        root = project.resolve() if project is not None else paths.find_project_root()
+    except paths.ProjectError as err:
+        fail(str(err))
+    args = {"user_id": values.get("user_id")}
+    if ctx.get_parameter_source("limit") == click.core.ParameterSource.COMMANDLINE:
+        args["limit"] = values.get("limit")
+    result = call(root, "lint_docs", args, timeout=600)
+    if as_sarif:
+        click.echo(json.dumps(report.sarif(result, result.get("root"), __version__),
+                              indent=2, ensure_ascii=False))
+    elif as_json:
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        for line in report.table(result):
+            click.echo(line)
+    if report.fails(result, fail_on):
         sys.exit(EXIT_ERROR)
 
 

@@ -409,6 +409,10 @@ def op_lint(s: Services, args: Args) -> Args:
     return s.reader.lint(args["user_id"], args["at"], args["only_flagged"], args["limit"])
 
 
+def op_lint_docs(s: Services, args: Args) -> Args:
+    return s.reader.lint_docs(args["user_id"], args["limit"])
+
+
 def op_reindex(s: Services, args: Args) -> Future[Args]:
     return s.control.reindex(args["full"])
 
@@ -518,6 +522,7 @@ HANDLERS: dict[str, Handler] = {
     "export": op_export,
     "import": op_import,
     "lint": op_lint,
+    "lint_docs": op_lint_docs,
     "stats": op_stats,
     "reindex": op_reindex,
     "backup": op_backup,

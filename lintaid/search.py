@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final, Protocol
 
 from lintaid_client import models, protocol
@@ -29,6 +30,8 @@ from lintaid_client.models import Claim, Hit, Relation, SearchResult
 
 from . import context, review, transfer, valid_time
 from .capture.record import TURN, normalize_user
+from .doclint.check import lint as doc_lint
+from .doclint.config import ConfigError
 from .policy.history import is_history_query, strip_history_phrases
 from .policy.staleness import StalenessConfig
 from .retrieval.admit import chit_chat
@@ -69,6 +72,15 @@ class WorkspaceReads(Protocol):
     def conflicts(self, limit: int) -> list[dict[str, Any]]: ...
 
     def claims_by_id(self, claim_ids: Collection[str]) -> list[dict[str, Any]]: ...
+
+    # what the document lint reads (``lintaid.doclint.check.Documents``)
+    root: Path
+
+    def pages(self) -> list[dict[str, Any]]: ...
+
+    def file_states(self, paths: Iterable[str]) -> dict[str, dict[str, Any]]: ...
+
+    def exists(self, rel: str) -> bool: ...
 
 
 class WaitVisible(Protocol):
@@ -256,6 +268,18 @@ class Reader:
              limit: int | None = None) -> dict[str, Any]:
         """The staleness report over every record a current read may show."""
         return self.judge.lint(user_id, at, only_flagged, limit)
+
+    def lint_docs(self, user_id: str | None, limit: int | None = None) -> dict[str, Any]:
+        """``lintaid lint --docs``: the project's Markdown and reStructuredText documents as
+        the workspace index holds them, linted with what the policy knows of their
+        statements (``lintaid.doclint``); settings from the project's ``pyproject.toml``."""
+        if self.workspace is None:
+            raise protocol.Unavailable("the workspace is not indexed (the daemon runs without "
+                                       "its watcher), so there are no documents to lint")
+        try:
+            return doc_lint(self.workspace, self.memory, user_id, limit)
+        except ConfigError as err:
+            raise protocol.BadRequest(str(err)) from None
 
     def needs_verifying(self, user_id: str | None = None,
                         limit: int = 5) -> list[dict[str, Any]]:

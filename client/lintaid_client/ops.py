@@ -255,6 +255,15 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("at", TIME, f"judge as of this time instead of now ({TIME_HELP})"),
         USER,
     )),
+    Op("lint_docs", READ, "Lint the project's Markdown and reStructuredText documents as "
+       "the workspace index holds them: broken links and anchors, orphan pages, missing "
+       "cross-references, terminology drift, statements a current decision superseded, and "
+       "decision records still marked accepted after they were replaced. Settings from "
+       "[tool.lintaid.lint] in pyproject.toml.", (
+        Arg("limit", INT, "list at most this many findings (counts stay complete)",
+            default=MAX_LINT, lo=1, hi=MAX_LINT),
+        USER,
+    )),
     Op("review", READ, "The review queue: inferred supersessions too weak to hide the older "
        "memory, and conflicts, waiting for a person to accept or reject them; newest first, "
        "each with both statements, the relation, its confidence and evidence.", (

@@ -452,6 +452,39 @@ class WorkspaceStore:
         """``query_words`` as this index weighs them (``index.Terms``)."""
         return Terms(self.index, self.index.searcher(), "text", query_words)
 
+    def document_rows(self) -> list[dict[str, Any]]:
+        """Every indexed document (not code): its path, frontmatter, mtime (seconds) and
+        chunks as (start line, text), in path order; what the document lint reads."""
+        out: dict[str, dict[str, Any]] = {}
+        for row in self._read().execute(
+                "SELECT f.path, f.frontmatter, f.mtime_ns, c.start_line, c.text FROM files f"
+                " LEFT JOIN chunks c ON c.path = f.path WHERE f.kind != 'code'"
+                " ORDER BY f.path, c.start_line"):
+            doc = out.get(row["path"])
+            if doc is None:
+                doc = out[row["path"]] = {
+                    "path": row["path"], "frontmatter": _json_object(row["frontmatter"]),
+                    "mtime": row["mtime_ns"] / 1e9, "chunks": []}
+            if row["start_line"] is not None:
+                doc["chunks"].append((row["start_line"], row["text"]))
+        return list(out.values())
+
+    def file_states(self, rels: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The derived state of each of these files that is not current."""
+        return {r["record_id"]: {k: r[k] for k in ("status", "superseded_by", "confidence",
+                                                   "evidence")}
+                for r in in_batches(self._read(), "SELECT * FROM record_state WHERE"
+                                    " status != 'current' AND record_id IN ({ids})", rels)}
+
+    def has_path(self, rel: str) -> bool:
+        """Whether ``rel`` is an indexed file, or a folder holding one."""
+        conn = self._read()
+        if conn.execute("SELECT 1 FROM files WHERE path = ?", (rel,)).fetchone():
+            return True
+        prefix = rel.rstrip("/") + "/"
+        return conn.execute("SELECT 1 FROM files WHERE substr(path, 1, ?) = ? LIMIT 1",
+                            (len(prefix), prefix)).fetchone() is not None
+
     # -- the decision documents' state (any thread) ----------------------------------------------
     _LIVE: Final = state.Live(
         "files", {"id": "{t}.path", "created_at": "({t}.mtime_ns / 1e9)", "source": "{t}.path",
@@ -479,6 +512,14 @@ class WorkspaceStore:
             " s.superseded_by, s.confidence, s.evidence FROM chunks c"
             " JOIN files f ON f.path = c.path LEFT JOIN record_state s ON s.record_id = c.path"
             " WHERE c.chunk_id IN ({ids})", chunk_ids)}
+
+
+def _json_object(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _count(result: tantivy.SearchResult) -> int:

@@ -155,6 +155,29 @@ class Workspace:
     def claims_by_id(self, claim_ids: Collection[str]) -> list[dict[str, Any]]:
         return [] if self.store.closed else self.store.claims_by_id(claim_ids)
 
+    def pages(self) -> list[dict[str, Any]]:
+        """The indexed documents, chunk by chunk (``WorkspaceStore.document_rows``)."""
+        return [] if self.store.closed else self.store.document_rows()
+
+    def file_states(self, paths: Iterable[str]) -> dict[str, dict[str, Any]]:
+        return {} if self.store.closed else self.store.file_states(paths)
+
+    def exists(self, rel: str) -> bool:
+        """Whether ``rel`` (relative, posix) is a project file or folder: indexed, or on
+        disk under the root (an image, a file the index leaves out) without leaving it."""
+        norm = posixpath.normpath(rel) if rel else "."
+        if norm == ".":
+            return True
+        if norm.startswith("../") or norm == ".." or posixpath.isabs(norm):
+            return False
+        if not self.store.closed and self.store.has_path(norm):
+            return True
+        try:
+            (self.root / norm).resolve().relative_to(self.root)
+        except (OSError, ValueError):
+            return False
+        return os.path.lexists(self.root / norm)
+
     def changed_since(self, file_hashes: dict[str, str]) -> list[str]:
         """Paths whose content now differs from the sha256 given (deleted files included).
 
