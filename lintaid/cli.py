@@ -513,7 +513,7 @@ def http_api(root: Path, as_json: bool, **values: Any) -> None:
         return
     click.echo(f"lintaid HTTP API: {result['url']}")
     click.echo(f"  OpenAPI  {result['openapi']}")
-    click.echo(f"  token    {result['token_file']} (send it as 'Authorization: Bearer TOKEN')")
+    click.echo(f"  token    {result['token_file']} (send its contents in an Authorization header as a bearer token)")
 
 
 # -- memory ----------------------------------------------------------------------------------
