@@ -536,3 +536,13 @@ def test_scope_rules() -> None:
         "file:a/cfg.md"
     )
     assert claim_scope("document", "local", "value", "a\\cfg.md", None) == "file:a/cfg.md"
+
+
+def test_a_synonym_and_the_word_it_stands_for_are_one_term() -> None:
+    from lintaid.policy import topics
+
+    # "cron" stands for "schedule": the word "schedule" itself must be that term too.
+    assert topics.words("cron") == topics.words("schedule") == topics.words("schedules")
+    assert topics.words("photo") == topics.words("images")
+    for target in set(topics.SYNONYMS.values()):
+        assert topics.words(target) == [target], target

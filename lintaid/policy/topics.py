@@ -161,6 +161,12 @@ def _norm_term(word: str) -> str:
     return SYNONYMS.get(s, SYNONYMS.get(word.lower(), s))
 
 
+# A synonym's target is a term too: the word itself ("schedule", "image") must come out as
+# it, or "cron" and "the nightly schedule" never meet ("schedule" against "schedul").
+SYNONYMS.update({stem(target): target for target in set(SYNONYMS.values())
+                 if _norm_term(target) != target})
+
+
 def words(text: str) -> list[str]:
     """The words of ``text`` as terms (identifiers split, stems, synonyms), in order, with
     stopwords and cue words left out."""
