@@ -216,3 +216,13 @@ def test_one_note_stating_two_values_is_marked(s: Store) -> None:
     got = s.reader.get(both, None)
     assert got.status == "conflicted"
     assert [c.status for c in got.claims] == ["conflicted", "conflicted"]
+
+
+def test_one_note_listing_two_things_with_two_values_is_no_conflict(s: Store) -> None:
+    # Two schedules of two DAGs, side by side in one summary: two things it lists, not one
+    # setting it states twice (that is the note above, which is marked).
+    listing = s.put("Schedules:\n- `churn_weekly` Mondays 06:00 UTC\n"
+                    "- `brightleaf_daily` at 02:00 UTC", T0)
+    got = s.reader.get(listing, None)
+    assert got.status == "current"
+    assert got.claims and {c.status for c in got.claims} == {"current"}

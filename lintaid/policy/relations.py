@@ -402,7 +402,12 @@ def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | No
         # over an older document and over older memory alike.
         method = "newer_document" if older.source_kind != DOCUMENT else "newer_same_kind"
         return rel(SUPERSEDES, 0.90, method, _changed(newer, older))
-    if sim < CONFLICT_AT:
+    if sim < CONFLICT_AT or (newer.record_id == older.record_id
+                             and not same_slot(newer, older)):
+        # one record's two statements with two values are two things it lists (the weekly
+        # DAG at 06:00, the daily one at 02:00, both read as of "utc"), unless both name one
+        # setting by its key ("retry_limit: 3" and "retry_limit: 4"): that record
+        # disagrees with itself
         return None
     if is_newer(newer, older) and newer.source_kind == older.source_kind:
         # Said later by the same kind of source, without saying it changed anything: most
