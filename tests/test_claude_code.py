@@ -229,3 +229,19 @@ def test_parse_says_what_each_event_does() -> None:
     assert not stop.inject and stop.prompt is None and stop.capture == "outcome"
     assert INJECT_EVENTS == {"SessionStart", "UserPromptSubmit"}
     assert registry.get("claude-code") is registry.CLIENTS["claude-code"]
+
+
+def test_a_result_opening_with_a_block_starts_below_its_label(project: Path) -> None:
+    # "Result: ```rust" is no fence to a Markdown reader: the code would be read as prose.
+    from lintaid.capture.record import sections
+    from lintaid.retrieval.statements import statements
+
+    reply = "```rust\nfn id(x: u8) -> u8 { x }\n```\n- `id` is a no-op"
+    [rec] = records_for_event("Stop", stop_for(project, last_assistant_message=reply))
+    assert f"\nResult:\n{reply}\n" in rec.content
+    assert sections(rec.content)["Result"] == reply
+    code = [st for st in statements(rec.content) if st.code]
+    assert len(code) == 1 and "fn id" in code[0].text and code[0].part == "result"
+    plain = stop_for(project, last_assistant_message="Shipped it.")
+    [rec] = records_for_event("Stop", plain)
+    assert "\nResult: Shipped it." in rec.content

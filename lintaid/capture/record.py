@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -119,9 +120,9 @@ def turn_record(*, client: str, session_id: str | None, event: str, turn_id: str
         return None
     lines = []
     if request:
-        lines.append(f"{REQUEST}: {request}")
+        lines.append(labelled(REQUEST, request))
     if result:
-        lines.append(f"{RESULT}: {result}")
+        lines.append(labelled(RESULT, result))
     if paths:
         lines.append(f"{PATHS}: " + cap_bytes(", ".join(paths), MAX_FIELD_BYTES))
     if tools:
@@ -136,6 +137,16 @@ def turn_record(*, client: str, session_id: str | None, event: str, turn_id: str
     )
 
 
+_BLOCK_START: Final = re.compile(r"(?:```|~~~|#{1,6}\s|\||[-*+]\s|\d{1,3}[.)]\s)")
+
+
+def labelled(label: str, text: str) -> str:
+    """``text`` after its label: on the label's line, or below it when it opens with a block
+    (a code fence, a heading, a table, a list): "Result: ```rust" is no fence to a Markdown
+    reader, and the code in it would be read as prose."""
+    return f"{label}:\n{text}" if _BLOCK_START.match(text) else f"{label}: {text}"
+
+
 def sections(content: str) -> dict[str, str]:
     """A turn's text by label (``Request``, ``Result``, ``Affected paths``, ``Tools used``,
     ``Compact summary``): what follows each label up to the next, a result's lines kept."""
@@ -143,9 +154,10 @@ def sections(content: str) -> dict[str, str]:
     out: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in content.split("\n"):
-        label = next((name for name in labels if line.startswith(f"{name}: ")), None)
+        label = next((name for name in labels
+                      if line.startswith(f"{name}: ") or line == f"{name}:"), None)
         if label is not None and label not in out:
-            current = out[label] = [line[len(label) + 2:]]
+            current = out[label] = [line[len(label) + 2:]] if line != f"{label}:" else []
         elif current is not None:
             current.append(line)
     return {label: "\n".join(lines).strip() for label, lines in out.items()}
