@@ -380,6 +380,22 @@ def test_a_mem0_field_of_the_wrong_type_is_refused_under_the_name_sent(served: S
         "Deploys use the release branch."
 
 
+@needs_curl
+def test_a_board_post_over_http_names_http_as_its_client_unless_it_says(served: Served,
+                                                                       http: Http) -> None:
+    """Every post carries its author's client: a program on the HTTP API is 'http' unless
+    it names itself (a Node plugin's 'hermes')."""
+    plain = http.curl("POST", "/ops/board_post", {"content": "from curl", "request_id": "h1"})
+    assert plain.status == 200, plain.body
+    assert (plain.body["client"], plain.body["author"]) == ("http", "http")
+    named = http.curl("POST", "/ops/board_post", {"content": "from the plugin",
+                                                  "request_id": "h2", "client": "hermes"})
+    assert (named.body["client"], named.body["author"]) == ("hermes", "hermes")
+    read = http.curl("GET", "/ops/board_read?after_sequence=0")
+    assert [(p["content"], p["client"]) for p in read.body["posts"]] == [
+        ("from curl", "http"), ("from the plugin", "hermes")]
+
+
 # -- back-pressure: 429 and Retry-After instead of a wait ------------------------------------
 def _held_writer(served: Served) -> threading.Event:
     """Hold the writer on a job until the event is set (what a long batch does)."""
