@@ -353,6 +353,49 @@ def test_bad_requests_are_refused_clearly_and_store_nothing(served: Served, http
     assert http.curl("GET", "/health").status == 200
 
 
+@needs_curl
+def test_a_mem0_field_of_the_wrong_type_is_refused_under_the_name_sent(served: Served,
+                                                                      http: Http) -> None:
+    """mem0's names (limit, text, run_id, agent_id) are lintaid's arguments renamed; the
+    refusal names the field the caller sent, not one it never wrote."""
+    rid = http.curl("POST", "/ops/add", {"content": "Deploys use the release branch."}).body["id"]
+    before = stored(served)
+    cases = [
+        ("POST", "/search", {"query": "deploys", "limit": "three"}, "limit",
+         "'limit' must be an integer"),
+        ("POST", "/search", {"query": "deploys", "limit": 0}, "limit", "'limit' must be between"),
+        ("PUT", f"/memories/{rid}", {"text": 5}, "text", "'text' must be a string"),
+        ("POST", "/memories", {"messages": "x", "run_id": 7}, "run_id",
+         "'run_id' must be a string"),
+        ("POST", "/memories", {"messages": "x", "agent_id": ["a"]}, "agent_id",
+         "'agent_id' must be a string"),
+    ]
+    for method, path, body, arg, says in cases:
+        answer = http.curl(method, path, body)
+        assert answer.status == 400, (path, body, answer.body)
+        assert answer.body["error"]["arg"] == arg, answer.body
+        assert says in answer.body["error"]["message"], answer.body
+    assert stored(served) == before
+    assert http.curl("GET", f"/ops/get?id={rid}").body["content"] == \
+        "Deploys use the release branch."
+
+
+@needs_curl
+def test_a_board_post_over_http_names_http_as_its_client_unless_it_says(served: Served,
+                                                                       http: Http) -> None:
+    """Every post carries its author's client: a program on the HTTP API is 'http' unless
+    it names itself (a Node plugin's 'hermes')."""
+    plain = http.curl("POST", "/ops/board_post", {"content": "from curl", "request_id": "h1"})
+    assert plain.status == 200, plain.body
+    assert (plain.body["client"], plain.body["author"]) == ("http", "http")
+    named = http.curl("POST", "/ops/board_post", {"content": "from the plugin",
+                                                  "request_id": "h2", "client": "hermes"})
+    assert (named.body["client"], named.body["author"]) == ("hermes", "hermes")
+    read = http.curl("GET", "/ops/board_read?after_sequence=0")
+    assert [(p["content"], p["client"]) for p in read.body["posts"]] == [
+        ("from curl", "http"), ("from the plugin", "hermes")]
+
+
 # -- back-pressure: 429 and Retry-After instead of a wait ------------------------------------
 def _held_writer(served: Served) -> threading.Event:
     """Hold the writer on a job until the event is set (what a long batch does)."""

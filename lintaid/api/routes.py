@@ -90,6 +90,16 @@ FILTERS: Final = Arg("filters", ops.MAP, "search arguments given as mem0's filte
                      "user_id, history, as_of, valid_at, client, kind)")
 
 
+def _checked(request: Args, *mem0: Arg) -> Args:
+    """A copy of ``request`` with mem0's fields checked under the names the caller sent
+    (renamed after, they would be refused under lintaid's names)."""
+    args = dict(request)
+    for arg in mem0:
+        if args.get(arg.name) is not None:
+            args[arg.name] = ops.check(arg, args[arg.name])
+    return args
+
+
 def _rename(args: Args, old: str, new: str) -> Args:
     if args.get(old) is None:
         args.pop(old, None)
@@ -109,7 +119,8 @@ def _mem0_add(request: Args) -> Args:
         args["content"] = messages_to_text(messages)
     except (TypeError, ValueError) as err:
         raise BadRequest(f"'messages': {err}", arg="messages") from None
-    return _rename(_rename(args, "run_id", "session_id"), "agent_id", "source")
+    return _rename(_rename(_checked(args, RUN_ID, AGENT_ID), "run_id", "session_id"),
+                   "agent_id", "source")
 
 
 def _mem0_added(result: Args) -> Args:
@@ -129,7 +140,7 @@ def _hits(result: Args) -> Args:
 
 
 def _mem0_search(request: Args) -> Args:
-    args = _rename(dict(request), "limit", "top_k")
+    args = _rename(_checked(request, LIMIT), "limit", "top_k")
     filters = args.pop("filters", None)
     if filters is None:
         return args
@@ -161,7 +172,7 @@ def mem0_routes() -> list[Route]:
               body=False, tag="mem0"),
         Route("PUT", "/memories/{id}", "update", ops.OPS["update"].help,
               (TEXT, *_without("update", "content")),
-              lambda a: _rename(dict(a), "text", "content"), tag="mem0"),
+              lambda a: _rename(_checked(a, TEXT), "text", "content"), tag="mem0"),
         Route("DELETE", "/memories/{id}", "forget", ops.OPS["forget"].help + " (mem0's "
               "delete)", body=False, tag="mem0"),
         Route("GET", "/memories/{id}/history", "history", ops.OPS["history"].help,
