@@ -92,6 +92,16 @@ def test_a_readme_stating_what_a_memory_replaced_names_the_memory(p: Project) ->
     assert p.lint(user="someone-else") == []
 
 
+def test_a_readme_in_plain_prose_is_read_as_the_engine_reads_it(p: Project) -> None:
+    # No "key: value" line: the page takes part all the same (the issue's own example).
+    p.write("README.md", "# Demo\n\nUploads are stored on MinIO.\n", T0)
+    assert p.lint() == []
+    p.remember("Uploads are now stored on S3 instead of MinIO.", T0 + 10)
+    [found] = p.lint()
+    assert (found["rule"], found["path"], found["line"]) == (catalog.SUPERSEDED, "README.md", 3)
+    assert "'minio'" in found["message"].lower() and "s3" in found["message"].lower()
+
+
 def test_a_forgotten_memory_replaces_nothing(p: Project) -> None:
     p.write("README.md", "# Demo\n\nArtifact bucket: s3://acme-beta.\n", T0)
     rid = p.remember("The artifact bucket is now s3://acme-gamma.", T0 + 10)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any, Final
 
-from lintaid.policy import extract_claims
+from lintaid.policy import DOCUMENT_KIND, record_claims_of
 
 from .chunking import frontmatter_list
 
@@ -57,10 +57,12 @@ def policy_text(path: str, text: str, frontmatter: dict[str, Any]) -> str | None
     """The text the engine must see for ``path``, or None when the file takes no part.
 
     Runs on the watcher's worker thread, so the writer never extracts claims for the many files
-    that have none.
+    that have none. Read by the engine's own reader of a document (``record_claims_of``), so a
+    page of plain prose ("Uploads are stored on MinIO.") takes part as the engine would read
+    it, not only one holding a ``key: value`` line.
     """
     if not is_document(path):
         return None
     if frontmatter_list(frontmatter, "supersedes"):
         return text
-    return text if extract_claims(text) else None
+    return text if record_claims_of(text, DOCUMENT_KIND) else None
