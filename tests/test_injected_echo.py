@@ -129,3 +129,99 @@ def test_gemini_turn_is_the_persons_prompt_not_the_echo(tmp_path: Path) -> None:
     only_context = write_jsonl(tmp_path / "fresh.jsonl", lines[:2])
     assert build_records(gemini, gemini_event("SessionEnd", cwd, only_context,
                                               reason="exit"), now=1.0) == []
+
+
+# -- multi-line turns: capture keeps a turn's lines (``compact``), so an injected block is
+# dropped line by line and the person's lists and code fences come through as written.
+PERSON = ("We decided three things for the gateway:\n\n- timeout: 600 seconds\n"
+          "- retries: 3, with backoff\n\n```python\nTIMEOUT_S = 600\n```")
+MULTILINE_RECALL = (f"{injection.HEADER}\n- m4a88cbae40c15526186982f · 2026-12-01 22:45Z · "
+                    "gemini · current\n  Request: We decided three things:\n"
+                    "  - timeout: 300 seconds\n  Result: Decided.\n")
+MULTILINE_STATE = (f"{injection.STATE_HEADER}\n\nCurrent decisions, newest first:\n"
+                   "- \"timeout: 300 seconds\" (m4a88cbae40c15526186982f)\n\n"
+                   "Last outcomes on branch main:\n- m4a88cbae40c15526186982f: Request: We "
+                   "decided three things: | Result: Decided.\n")
+# What a client may write back around the person's words: its wrappers (Gemini's
+# <hook_context> and <session_context>, Claude Code's <system-reminder>, lintaid's own
+# wrapper for Antigravity) anywhere, and lintaid's block unwrapped after them.
+ECHOED = (f"{SESSION_CONTEXT}\n<hook_context>{MULTILINE_STATE}\n</hook_context>\n\n{PERSON}\n"
+          f"<system-reminder>\nUserPromptSubmit hook additional context: {MULTILINE_RECALL}"
+          f"</system-reminder>\n<{echo.UNTRUSTED_TAG}>\n{MULTILINE_RECALL}"
+          f"</{echo.UNTRUSTED_TAG}>\n<hook_context>{MULTILINE_RECALL}</hook_context>\n\n"
+          f"{MULTILINE_RECALL}")
+REPLY = "Noted: the gateway timeout is 600 seconds, with 3 retries."
+
+
+def _capture_event(name: str, tmp_path: Path, request: str) -> HookEvent:
+    """Each client's turn-closing event for a session whose last request is ``request``, in
+    the client's own transcript (or payload) format."""
+    from tests import client_sessions as cs
+    from tests.transcripts import stop_payload, write_transcript
+
+    cwd = str(tmp_path)
+    client = registry.get(name)
+    if name == "claude-code":
+        path = write_transcript(tmp_path / "t.jsonl", [("user", request), ("assistant", REPLY)])
+        return client.event("Stop", stop_payload(path, cwd=cwd))
+    if name == "codex":
+        path = write_jsonl(tmp_path / "rollout.jsonl", cs.codex_rollout(cwd, request=request,
+                                                                         result=REPLY))
+        return client.event("Stop", cs.codex_payload("Stop", cwd, path,
+                                                     last_assistant_message=REPLY))
+    if name == "gemini":
+        path = write_jsonl(tmp_path / "chat.jsonl", cs.gemini_recording(cwd, request=request,
+                                                                         result=REPLY))
+        return client.event("AfterAgent", cs.gemini_payload(
+            "AfterAgent", cwd, path, prompt=request, prompt_response=REPLY))
+    if name == "cursor":
+        path = write_jsonl(tmp_path / "t.jsonl", cs.cursor_transcript(cwd, request=request,
+                                                                       result=REPLY))
+        return client.event("stop", cs.cursor_payload("stop", cwd, path))
+    if name == "agy":
+        path = write_jsonl(tmp_path / "steps.jsonl", cs.agy_steps(cwd, request=request,
+                                                                   result=REPLY))
+        return client.event("PostInvocation", cs.agy_payload("PostInvocation", cwd, path))
+    if name == "openclaw":
+        return client.event("agent_end", cs.openclaw_payload(
+            "agent_end", cwd, messages=cs.openclaw_messages(request=request, result=REPLY),
+            success=True))
+    if name == "opencode":
+        return client.event("session.idle", cs.opencode_payload(
+            "session.idle", cwd, messages=cs.opencode_messages(cwd, request=request,
+                                                               result=REPLY)))
+    if name == "copilot":
+        path = write_jsonl(tmp_path / "events.jsonl", cs.copilot_events(cwd, request=request,
+                                                                         result=REPLY))
+        return client.event("Stop", cs.copilot_payload("Stop", cwd, path,
+                                                       stop_hook_active=False))
+    pytest.fail(f"{name}: add its capture event to _capture_event")
+
+
+@pytest.mark.parametrize("name", registry.names())
+def test_multiline_turn_keeps_its_lines_and_drops_every_injected_block(
+        name: str, tmp_path: Path) -> None:
+    client = registry.get(name)
+    [turn] = build_records(client, _capture_event(name, tmp_path, ECHOED), now=1.0)
+    assert turn.content.startswith(f"Request: {PERSON}\nResult: {REPLY}"), (name, turn.content)
+    for marker in ("(lintaid)", "<hook_context>", "<session_context>", "<system-reminder>",
+                   echo.UNTRUSTED_TAG, "300 seconds"):
+        assert marker not in turn.content, (name, marker, turn.content)
+    # The same turn as the prompt event sees it: kept with its lines, nothing injected.
+    event, extra = PROMPT_EVENTS[name]
+    ev = client.event(event, {"prompt": ECHOED, "session_id": "s2", "cwd": str(tmp_path),
+                              **extra})
+    assert ev.prompt == PERSON, name
+    prompts = [r.content for r in build_records(client, ev, now=1.0) if r.kind == "prompt"]
+    assert prompts == [f"User prompt: {PERSON}"], name
+
+
+@pytest.mark.parametrize("name", registry.names())
+def test_a_multiline_turn_of_injected_text_only_is_no_capture(name: str, tmp_path: Path) -> None:
+    only = ECHOED.replace(f"\n\n{PERSON}\n", "\n")
+    records = build_records(registry.get(name), _capture_event(name, tmp_path, only), now=1.0)
+    # The earlier turn of the session may be what is left; never the injected text.
+    for rec in records:
+        assert "(lintaid)" not in rec.content and "300 seconds" not in rec.content, \
+            (name, rec.content)
+        assert not rec.content.startswith("Request: <"), (name, rec.content)
