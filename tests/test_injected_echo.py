@@ -84,8 +84,9 @@ def test_no_client_records_an_injected_prompt(name: str) -> None:
         assert prompts == ([f"User prompt: {wanted}"] if wanted else []), name
 
 
-def gemini_recording_as_written(cwd: str) -> list[dict[str, Any]]:
-    """A second session's chat recording, line for line as Gemini CLI 0.61.0 wrote it."""
+def gemini_recording_as_written(cwd: str, prompt: str = PROMPT) -> list[dict[str, Any]]:
+    """A second session's chat recording, line for line as Gemini CLI 0.61.0 wrote it (the
+    person's ``prompt`` in its place)."""
     return [
         {"sessionId": "s2", "projectHash": "6cfd", "startTime": "2026-12-01T22:45:56.723Z",
          "lastUpdated": "2026-12-01T22:45:56.723Z", "kind": "main"},
@@ -93,7 +94,7 @@ def gemini_recording_as_written(cwd: str) -> list[dict[str, Any]]:
                                 "type": "user", "content": [{"text": SESSION_CONTEXT}]}],
                   "lastUpdated": "2026-12-01T22:45:56.724Z"}},
         {"id": "a16f", "timestamp": "2026-12-01T22:45:57.409Z", "type": "user",
-         "content": [{"text": GEMINI_PROMPT},
+         "content": [{"text": GEMINI_PROMPT.replace(PROMPT, prompt)},
                      {"text": f"<hook_context>{RECALL}\n</hook_context>"}]},
         {"$set": {"lastUpdated": "2026-12-01T22:45:57.410Z"}},
         {"id": "59b8", "timestamp": "2026-12-01T22:45:57.640Z", "type": "gemini",
@@ -108,16 +109,23 @@ def gemini_event(name: str, cwd: str, path: Path, **fields: Any) -> HookEvent:
     return registry.get("gemini").event(name, payload)
 
 
-def test_gemini_turn_is_the_persons_prompt_not_the_echo(tmp_path: Path) -> None:
+MULTILINE_PROMPT = ("Two questions about the gateway:\n\n- What is its timeout?  \n"
+                    "- How often does it retry?\n\n\n```\ngateway --show\n```")
+
+
+@pytest.mark.parametrize("prompt", [PROMPT, MULTILINE_PROMPT])
+def test_gemini_turn_is_the_persons_prompt_not_the_echo(tmp_path: Path, prompt: str) -> None:
     cwd = str(tmp_path)
-    lines = gemini_recording_as_written(cwd)
+    lines = gemini_recording_as_written(cwd, prompt)
     path = write_jsonl(tmp_path / "session-2026-12-01T22-45-s2.jsonl", lines)
     gemini = registry.get("gemini")
     reply = "The timeout is 600 seconds; it retries three times."
-    after = gemini_event("AfterAgent", cwd, path, prompt=GEMINI_PROMPT, prompt_response=reply,
-                         stop_hook_active=False)
+    after = gemini_event("AfterAgent", cwd, path, prompt=GEMINI_PROMPT.replace(PROMPT, prompt),
+                         prompt_response=reply, stop_hook_active=False)
     [turn] = build_records(gemini, after, now=1.0)
-    assert turn.content == f"Request: {PROMPT}\nResult: {reply}"
+    # compact(): trailing spaces off, blank runs down to one, the lines kept.
+    kept = prompt.replace("  \n", "\n").replace("\n\n\n", "\n\n")
+    assert turn.content == f"Request: {kept}\nResult: {reply}"
     # The recording alone (a session end) reads the same turn, the same record.
     [end] = build_records(gemini, gemini_event("SessionEnd", cwd, path, reason="exit"), now=1.0)
     assert end.record_id == turn.record_id and end.content == turn.content
