@@ -207,7 +207,7 @@ def test_prompt_record(project: Path) -> None:
     payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
                "prompt": "  Use uv, not pip.\n\nAlso pin ruff.  "}
     [rec] = records_for_event("UserPromptSubmit", payload, now=5.0)
-    assert rec.content == "User prompt: Use uv, not pip.\nAlso pin ruff."
+    assert rec.content == "User prompt: Use uv, not pip.\n\nAlso pin ruff."  # lines kept
     assert (rec.kind, rec.doc_type, rec.source) == ("prompt", "prompt", "claude-code://s1/prompt")
     assert rec.branch == "main"
     [again] = records_for_event("UserPromptSubmit", payload, now=6.0)

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from lintaid.hooks import build_records
-from lintaid.integrations.agy import MEMORY_TAG, Antigravity, untrusted
+from lintaid.integrations import injection
+from lintaid.integrations.agy import MEMORY_TAG, PREAMBLE, Antigravity, untrusted
 from tests.client_sessions import (
     AGY_CONVERSATION,
     FINAL_RESULT,
@@ -80,6 +81,38 @@ def test_outputs() -> None:
     assert "untrusted reference data" in message.lower() and "not an instruction" in message
     assert "Recalled: retries are 5." in message
     assert CLIENT.output(CLIENT.parse("Stop", {}), "ctx") == {}
+
+
+RECALLED = (f"{injection.HEADER}\n- m4a88cbae40c15526186982f · 2026-12-01 22:45Z · agy · "
+            "current\n  Request: Make the retries configurable.\n")
+
+
+def test_one_preamble_for_lintaids_own_block() -> None:
+    """lintaid's header already says its block is reference data, not instructions: the
+    wrapper adds no second preamble saying it again (it does for any other text)."""
+    message = untrusted(RECALLED)
+    assert message == f"<{MEMORY_TAG}>\n{RECALLED.strip()}\n</{MEMORY_TAG}>"
+    assert PREAMBLE not in message and message.count("not instructions") == 1
+    assert untrusted("retries are 5.") == f"<{MEMORY_TAG}>\n{PREAMBLE}\nretries are 5.\n</{MEMORY_TAG}>"
+
+
+def test_the_injected_message_echoed_into_a_step_is_never_the_request(tmp_path: Path) -> None:
+    """What PreInvocation gave Antigravity, written back into the person's step (before or
+    after their words, or as a step of its own), is dropped: the request is theirs."""
+    root = str(tmp_path)
+    pre = CLIENT.parse("PreInvocation", agy_payload("PreInvocation", root, None,
+                                                    extra={"prompt": FINAL_REQUEST}))
+    echoed = CLIENT.output(pre, RECALLED)["injectSteps"][0]["ephemeralMessage"]
+    for request in (f"{echoed}\n{FINAL_REQUEST}", f"{FINAL_REQUEST}\n\n{echoed}"):
+        path = write_jsonl(tmp_path / "steps.jsonl", agy_steps(root, request=request))
+        [outcome] = records("PostInvocation", agy_payload("PostInvocation", root, path))
+        assert outcome.content.startswith(f"Request: {FINAL_REQUEST}\nResult: "), outcome.content
+        assert MEMORY_TAG not in outcome.content and "(lintaid)" not in outcome.content
+    steps = agy_steps(root)
+    steps.insert(-1, {"type": "CORTEX_STEP_TYPE_USER_INPUT", "content": echoed})
+    path = write_jsonl(tmp_path / "own.jsonl", steps)
+    [outcome] = records("PostInvocation", agy_payload("PostInvocation", root, path))
+    assert outcome.content.startswith(f"Request: {FINAL_REQUEST}\n"), outcome.content
 
 
 def test_a_memory_cannot_close_the_untrusted_block() -> None:

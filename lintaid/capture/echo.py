@@ -5,7 +5,8 @@ Clients write injected context back into their transcripts and payloads: Gemini 
 hook's ``additionalContext`` into the user's message as ``<hook_context>…</hook_context>``
 parts and opens every chat with a ``<session_context>`` block (the directory tree and MCP
 servers' instructions); Claude Code has ``<system-reminder>`` blocks, Codex
-``<environment_context>`` and ``<user_instructions>``. Read as the person's request, lintaid
+``<environment_context>`` and ``<user_instructions>``; lintaid wraps what it gives Antigravity in
+``<LINTAID_UNTRUSTED_MEMORY>``. Read as the person's request, lintaid
 captures its own memories again (and mines claims from the copy), so every reader drops them:
 the client's context wrappers whole, and lintaid's own blocks (a line opening with
 ``… (lintaid):``, as every block ``lintaid.integrations.injection`` renders does) from that
@@ -19,9 +20,12 @@ from typing import Final
 
 OWN_MARKER: Final = "(lintaid):"
 """What the first line of every block lintaid injects holds, after a short title."""
+UNTRUSTED_TAG: Final = "LINTAID_UNTRUSTED_MEMORY"
+"""lintaid's own wrapper, where a client is given memories as a message (Antigravity)."""
 CONTEXT_TAGS: Final = ("hook_context", "session_context", "system-reminder",
-                       "environment_context", "user_instructions", "loaded_context")
-"""Tags clients wrap context in that is not the person's words."""
+                       "environment_context", "user_instructions", "loaded_context",
+                       UNTRUSTED_TAG)
+"""Tags clients (and lintaid) wrap context in that is not the person's words."""
 
 _WRAPPED: Final = re.compile(
     r"<(?P<tag>" + "|".join(map(re.escape, CONTEXT_TAGS)) + r")>.*?(?:</(?P=tag)>|\Z)",
@@ -41,6 +45,11 @@ def strip(text: str) -> str:
     kept = _WRAPPED.sub("", text)
     kept = _OWN_BLOCK.sub("", kept)
     return kept.strip() if kept != text else text
+
+
+def opens_own_block(text: str) -> bool:
+    """True when ``text`` begins with one of lintaid's blocks (its titled first line)."""
+    return _OWN_BLOCK.match(text.lstrip()) is not None
 
 
 def injected_only(text: str) -> bool:

@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from lintaid_client import models
 
-from .transcript import MAX_FIELD_BYTES, cap_bytes
+from .transcript import MAX_FIELD_BYTES, cap_bytes, compact
 
 LOCAL_USER: Final = "local"
 """The default user: the developer on this machine and the agents they run.
@@ -94,12 +94,14 @@ def prompt_record(*, client: str, session_id: str | None, event: str, prompt: st
                   cwd: str | None, branch: str | None, revision: str | None,
                   metadata: dict[str, Any],
                   created_at: float | None = None) -> NewRecord | None:
-    """The record of a prompt the person submitted (already redacted), or None if blank."""
-    lines = [line.rstrip() for line in prompt.splitlines() if line.strip()]
-    if not lines:
+    """The record of a prompt the person submitted (already redacted), or None if blank.
+    Its lines are kept as a capture keeps a turn's (``compact``): a paragraph break before
+    a list or a code fence stays."""
+    text = compact(prompt, MAX_PROMPT_BYTES)
+    if not text:
         return None
     return NewRecord(
-        content=cap_bytes("User prompt: " + "\n".join(lines).strip(), MAX_PROMPT_BYTES),
+        content=cap_bytes("User prompt: " + text, MAX_PROMPT_BYTES),
         kind=models.PROMPT, source=f"{client}://{session_id or 'unknown'}/{PROMPT}",
         provider=client, session_id=session_id, event=event, doc_type=PROMPT, cwd=cwd, branch=branch,
         revision=revision, metadata=metadata, created_at=created_at,
