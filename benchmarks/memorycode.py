@@ -569,9 +569,6 @@ def main(argv: list[str] | None = None) -> int:
               "Pass --data DIR (see /work/shared/bench-data/memorycode/README.md).",
               file=sys.stderr)
         return 2
-    import structlog
-
-    structlog.configure(logger_factory=structlog.ReturnLoggerFactory())
     topics = load_topics(data)
     numbers = dialogue_numbers(data)
     if args.limit is not None and 0 < args.limit < len(numbers):

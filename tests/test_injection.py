@@ -496,6 +496,10 @@ def test_of_two_memories_answering_in_the_same_terms_the_newer_is_shown() -> Non
     # Nor does a newer one that leaves out a share of what the older said.
     partial = hit("m-part", 300.0, export=0.3)
     assert [h.id for h in admit.adding([older, partial], admit.GAIN)] == ["m-nas"]
+    # Nor one that shares a single word of the prompt with it ("timeout"): no sign of one answer.
+    one_word = hit("m-one", 100.0, timeout=0.9)
+    newer_one = hit("m-one-new", 200.0, timeout=0.9)
+    assert [h.id for h in admit.adding([one_word, newer_one], admit.GAIN)] == ["m-one"]
     # Nor one the older disagrees with in review: both sides are shown.
     disputed = Hit(**{**newer.__dict__, "reviews": ["rv1"]})
     older_disputed = Hit(**{**older.__dict__, "reviews": ["rv1"]})

@@ -53,6 +53,9 @@ adds bytes and no answer. Chosen on the development histories: from 0.2 to 0.35 
 presentations fall from 57 to 50 of 210 probes, answers stay (87) and precision rises from
 0.32 to 0.37; above 0.4 the second question of a two-part prompt that ``query.parts`` keeps
 whole ("How do deploys work, and which CI do we use?") loses its entry."""
+RESTATED_TERMS: Final = 2
+"""A newer memory takes an older one's place (``restated``) only when they share at least
+this many of the prompt's terms: one word in common ("timeout") is no sign of one answer."""
 PER_SESSION: Final = 2
 """At most this many hits from one agent session (a long session must not crowd out others)."""
 CODE: Final = "code"  # a workspace hit's ``doc_type`` for source code and configuration
@@ -286,8 +289,8 @@ def adding(hits: Sequence[Hit], gain: float) -> list[Hit]:
 def restated(hit: Hit, terms: dict[str, float], kept: Sequence[Hit], gain: float,
              replacing: set[str]) -> Hit | None:
     """The older memory among ``kept`` that ``hit``, a newer memory, says again: every term
-    of the prompt it stated but for less than ``gain`` of the prompt's weight is stated by
-    ``hit`` too. Of two records that answer the prompt in the same terms the newer is the
+    of the prompt it stated (at least ``RESTATED_TERMS`` of them) but for less than ``gain`` of
+    the prompt's weight is stated by ``hit`` too. Of two records that answer the prompt in the same terms the newer is the
     one to show: if they agree nothing is lost, and if they do not, the later statement is
     the likelier to hold (the policy may not have related them: the words of a change are
     not always the words of a rule it knows)."""
@@ -298,7 +301,9 @@ def restated(hit: Hit, terms: dict[str, float], kept: Sequence[Hit], gain: float
                 or older.created_at >= hit.created_at or older.id in replacing \
                 or older.reviews or older.supersedes:
             continue
-        if sum(w for t, w in _stated(older).items() if t not in terms) < gain:
+        said = _stated(older)
+        if len(said) >= RESTATED_TERMS and \
+                sum(w for t, w in said.items() if t not in terms) < gain:
             return older
     return None
 
