@@ -165,7 +165,7 @@ class Memory:
         ops.validate(spec, args)
         self._start()
         conn = self._connection()
-        after = self._token if spec.name == "search" else None
+        after = self._token if spec.waits_for_index else None
         wait = self.timeout if timeout is None else timeout
         try:
             result = conn.call(op, args, timeout=wait, after=after)
