@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from conftest import Served
+
 from lintaid import ops as handlers
 from lintaid.viewer.calls import OpCaller
 from lintaid_client import ops
