@@ -40,8 +40,10 @@ def test_stamp_fills_what_a_face_names_and_keeps_what_the_request_names() -> Non
     assert ops.stamp(add, {"content": "x", "actor": "cli"}, "viewer")["actor"] == "cli"
     # audit's 'actor' is a filter, not who acts: no face fills it
     assert "actor" not in ops.stamp(ops.OPS["audit"], {}, "viewer")
-    # a socket request that names nobody gets the declaration's default
-    assert ops.validate(add, {"content": "x"})["actor"] == ops.DEFAULT_ACTOR == "api"
+    # a socket request that names nobody: the daemon names the declaration's default
+    # (test_each_face_names_itself_in_the_audit_log), which no client sends as its own
+    assert ops.validate(add, {"content": "x"})["actor"] is None
+    assert ops.DEFAULT_ACTOR == "api"
 
 
 def _declare(monkeypatch: pytest.MonkeyPatch, served: Served) -> list[str | None]:
@@ -94,7 +96,7 @@ def test_each_face_names_itself_in_the_audit_log(served: Served) -> None:
     by_http = OpCaller(served.daemon.services, actor="http")(
         "add", content="Logs ship to Loki.")
     actors = {e["memory_id"]: e["actor"] for e in memory.audit()["results"]}
-    assert actors[by_socket] == "api"
+    assert actors[by_socket] == ops.DEFAULT_ACTOR
     assert actors[by_viewer["id"]] == "viewer"
     assert actors[by_http["id"]] == "http"
     memory.close()

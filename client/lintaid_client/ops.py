@@ -113,9 +113,10 @@ USER = Arg("user_id", STR, "user id (default: the local user)", cli="--user", mc
            max_bytes=MAX_ID_BYTES)
 DEFAULT_ACTOR: Final = "api"
 """Who the audit log names for a change whose request names nobody and whose face stamps
-nobody (a socket client that set no actor)."""
+nobody (a socket client that set no actor). Not the argument's default: a client that
+validates its arguments and sends them (the MCP shim) would send it as its own name."""
 ACTOR = Arg("actor", STR, "who asks, for the audit log", cli=None, mcp=False,
-            max_bytes=MAX_ID_BYTES, default=DEFAULT_ACTOR, face=True)
+            max_bytes=MAX_ID_BYTES, face=True)
 SOURCE = Arg("source", STR, "where the memory comes from", cli=None, mcp=False,
              max_bytes=MAX_ID_BYTES)
 ID = Arg("id", STR, "a memory id (from search or list)", required=True, cli="ARG",
