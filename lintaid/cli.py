@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 import click
 
-from lintaid_client import connection, launch, lock, ops, paths, protocol
+from lintaid_client import connection, core, launch, lock, ops, paths, protocol
 from lintaid_client import spool as spool_files
 from lintaid_client.models import Hit, ReviewItem, SearchResult
 
@@ -80,33 +80,36 @@ def call(root: Path, op: str, args: dict[str, Any] | None = None, *, timeout: fl
     except protocol.RemoteError as err:
         fail(_spelled(op, err))
     autostart = autostart and os.environ.get("LINTAID_NO_AUTOSTART") != "1"
-    for attempt in range(2):
+
+    def send() -> Any:
         with connection.Connection(root) as conn:
-            try:
-                return conn.call(op, args, timeout=timeout)
-            except protocol.ProtocolMismatch:
-                if attempt:
-                    fail("the daemon speaks another protocol even after a restart")
-                click.echo("lintaid: daemon speaks another protocol; restarting it", err=True)
-                stop_daemon(root)
-            except protocol.DaemonUnavailable as err:
-                if underway:
-                    fail(f"the lintaid daemon went away during the {op}: what it acknowledged "
-                         "before is kept, the rest was not done (run it again: what is "
-                         "already there is skipped)", EXIT_UNAVAILABLE)
-                if attempt or not autostart:
-                    fail(f"{err} (start it with: lintaid start --project {root})",
-                         EXIT_UNAVAILABLE)
-            except protocol.DaemonTimeout as err:
-                fail(str(err), EXIT_UNAVAILABLE)
-            except protocol.RemoteError as err:
-                fail(f"{err.code}: {_spelled(op, err)}")
-        if autostart:  # nothing was sent on DaemonUnavailable, so sending again is safe
-            try:
-                connection.ensure_daemon(root)
-            except protocol.DaemonUnavailable as err:
-                fail(str(err), EXIT_UNAVAILABLE)
-    raise AssertionError("unreachable")
+            return conn.call(op, args, timeout=timeout)
+
+    def start() -> None:
+        try:
+            connection.ensure_daemon(root)
+        except protocol.DaemonUnavailable as err:
+            fail(str(err), EXIT_UNAVAILABLE)
+
+    def restart() -> None:
+        click.echo("lintaid: daemon speaks another protocol; restarting it", err=True)
+        stop_daemon(root)
+
+    try:  # the client core's retry policy (``core.send_retrying``), as ``Memory`` sends
+        return core.send_retrying(send, start=start if autostart and not underway else None,
+                                  on_mismatch=restart)
+    except protocol.ProtocolMismatch:
+        fail("the daemon speaks another protocol even after a restart")
+    except protocol.DaemonUnavailable as err:
+        if underway:
+            fail(f"the lintaid daemon went away during the {op}: what it acknowledged "
+                 "before is kept, the rest was not done (run it again: what is "
+                 "already there is skipped)", EXIT_UNAVAILABLE)
+        fail(f"{err} (start it with: lintaid start --project {root})", EXIT_UNAVAILABLE)
+    except protocol.DaemonTimeout as err:
+        fail(str(err), EXIT_UNAVAILABLE)
+    except protocol.RemoteError as err:
+        fail(f"{err.code}: {_spelled(op, err)}")
 
 
 def op_options(op_name: str, *, skip: tuple[str, ...] = ()) -> Callable[[Any], Any]:
@@ -818,13 +821,9 @@ def export_(root: Path, fmt: str, output: Path | None, **values: Any) -> None:
 
     args = {**op_args("export", values), "limit": 500}
     rows: list[dict[str, Any]] = []
-    after: str | None = None
-    while True:
-        page = call(root, "export", {**args, "after": after}, timeout=120)
+    for page in core.pages(lambda after: call(root, "export", {**args, "after": after},
+                                              timeout=120)):
         rows.extend(page["rows"])
-        after = page["next"]
-        if after is None:
-            break
     if fmt == "mem0":
         text = json.dumps(transfer.to_mem0(rows), indent=2, ensure_ascii=False) + "\n"
     elif fmt == "memlint":
@@ -843,10 +842,6 @@ def export_(root: Path, fmt: str, output: Path | None, **values: Any) -> None:
         fail(f"{output}: {err.strerror or err}")
     records = sum(1 for r in rows if r["type"] == "record")
     click.echo(f"exported {records} records ({len(rows)} rows) to {output}", err=True)
-
-
-IMPORT_BATCH_BYTES = 4 * 2**20
-"""A batch of import rows stays well within a message's 8 MiB."""
 
 
 @main.command(name="import")
@@ -874,7 +869,7 @@ def import_(root: Path, file: Path, fmt: str, as_json: bool, **values: Any) -> N
         fail(f"{file} holds user {owner!r}'s memories: import it with --user {owner}")
     counts: dict[str, dict[str, int]] = {}
     skipped: list[str] = []
-    for n, batch in enumerate(_batches(rows)):
+    for n, batch in enumerate(core.batches(rows)):
         result = call(root, "import", {"items": batch, "user_id": values.get("user_id"),
                                        "actor": "cli"}, timeout=600, underway=n > 0)
         for row in result["results"]:
@@ -896,20 +891,6 @@ def import_(root: Path, file: Path, fmt: str, as_json: bool, **values: Any) -> N
 
 _IMPORT_WORDS = {"ADD": "added", "NONE": "already here", "FORGOTTEN": "forgotten here",
                  "SKIP": "skipped"}
-
-
-def _batches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """Rows in order, at most ``ops.MAX_BATCH`` and about ``IMPORT_BATCH_BYTES`` a batch."""
-    out: list[list[dict[str, Any]]] = []
-    size = 0
-    for row in rows:
-        weight = len(json.dumps(row, ensure_ascii=False).encode())
-        if not out or len(out[-1]) >= ops.MAX_BATCH or size + weight > IMPORT_BATCH_BYTES:
-            out.append([])
-            size = 0
-        out[-1].append(row)
-        size += weight
-    return out
 
 
 @main.command()

@@ -26,16 +26,22 @@ gives it a new generation, and memory.db keeps the generation it is in step with
 any derivation of memory without the documents, or after a failed batch, which rolls both
 back), so a restart with nothing changed costs a lookup.
 
-``DERIVED_VERSION`` is a hash over the source of every module that decides derived state, so
-it changes whenever the rules do and is never bumped by hand. memory.db derived under other
+``DERIVED_VERSION`` is a hash over the code (the syntax tree, without comments and docstrings)
+of every module that decides derived state (the policy package's, and the ones
+``RULE_MODULES`` adds) and the policy package's data, so it changes whenever the rules do, is
+never bumped by hand, and a comment edit re-derives nothing. memory.db derived under other
 rules is re-derived at start; workspace.db is emptied and re-read from the files.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import os
+import pkgutil
+import re
+import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -63,30 +69,137 @@ from .store.memory import MemoryStore
 from .store.schema import get_meta, set_meta
 from .store.workspace import ApplyResult, FileUpdate, WorkspaceStore
 
-RULE_MODULES: Final = (
-    "lintaid.policy.sentences", "lintaid.policy.claims", "lintaid.policy.scope",
-    "lintaid.policy.relations", "lintaid.policy.status", "lintaid.policy.inputs",
-    "lintaid.policy.engine", "lintaid.workspace.documents", "lintaid.derivation",
-    "lintaid.policy.assertions", "lintaid.policy.staleness", "lintaid.policy.beliefs",
-    "lintaid.policy.statements", "lintaid.policy.values", "lintaid.policy.cues",
-    "lintaid.policy.topics", "lintaid.policy.vocabulary",
-)
+RULE_PACKAGES: Final = ("lintaid.policy",)
+"""Every module of these packages decides derived state, and so do their data files (the
+vocabulary's package list)."""
+RULE_MODULES: Final = ("lintaid.workspace.documents", "lintaid.derivation")
+"""The modules outside them that decide it too (how documents are read, how rows meet the
+engine)."""
 
 
-def rules_version(modules: Iterable[str] = RULE_MODULES) -> str:
-    """A hash over the source of ``modules``; the package version where a source is missing."""
-    digest = hashlib.sha256()
+def rule_modules(packages: Iterable[str] = RULE_PACKAGES,
+                 modules: Iterable[str] = RULE_MODULES) -> list[str]:
+    """The names of every module in ``packages`` (sorted), then ``modules``."""
+    names: list[str] = []
+    for package in packages:
+        spec = importlib.util.find_spec(package)
+        where = list(spec.submodule_search_locations or []) if spec else []
+        names.append(package)
+        names += sorted(m.name for m in pkgutil.walk_packages(where, package + "."))
+    return names + [m for m in modules if m not in names]
+
+
+def _without_docstrings(tree: ast.AST) -> ast.AST:
+    """``tree`` less every statement that is a bare string (docstrings, the strings that
+    document a constant): they change no behaviour."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list) or not body or not isinstance(body[0], ast.stmt):
+                continue
+            kept = [b for b in body if not (isinstance(b, ast.Expr)
+                                            and isinstance(b.value, ast.Constant)
+                                            and isinstance(b.value.value, str))]
+            setattr(node, field, kept or [ast.Pass()])
+    return tree
+
+
+def code_of(source: bytes) -> bytes:
+    """What of a module's source decides behaviour: its syntax tree without comments,
+    docstrings, layout or line numbers (``ast.dump``); the raw source if it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return source
+    return ast.dump(_without_docstrings(tree)).encode()
+
+
+def _data_files(packages: Iterable[str]) -> list[Path]:
+    """The packages' files that are not Python (``policy/data/packages.txt``), sorted."""
+    out: list[Path] = []
+    for package in packages:
+        spec = importlib.util.find_spec(package)
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            out += sorted(p for p in Path(folder).rglob("*") if p.is_file()
+                          and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts)
+    return out
+
+
+def _sources(modules: Iterable[str]) -> list[tuple[str, bytes]]:
+    """Each module's name and source (empty where it has none)."""
+    out = []
     for name in modules:
         spec = importlib.util.find_spec(name)
         try:
             data = Path(spec.origin).read_bytes() if spec and spec.origin else b""
         except OSError:
             data = b""
-        digest.update(name.encode() + b"\0" + (data or __version__.encode()) + b"\0")
+        out.append((name, data))
+    return out
+
+
+def _rule_inputs(modules: Iterable[str] | None,
+                 packages: Iterable[str]) -> tuple[list[tuple[str, bytes]],
+                                                   list[tuple[str, bytes]]]:
+    names = rule_modules(packages) if modules is None else list(modules)
+    data = [(p.name, p.read_bytes()) for p in _data_files(packages)] if modules is None else []
+    return _sources(names), data
+
+
+def _version(sources: list[tuple[str, bytes]], data: list[tuple[str, bytes]]) -> str:
+    digest = hashlib.sha256()
+    for name, source in sources:
+        code = code_of(source) if source else __version__.encode()
+        digest.update(name.encode() + b"\0" + code + b"\0")
+    for name, content in data:
+        digest.update(name.encode() + b"\0" + content + b"\0")
     return digest.hexdigest()[:16]
 
 
-DERIVED_VERSION: Final = rules_version()
+def rules_version(modules: Iterable[str] | None = None,
+                  packages: Iterable[str] = RULE_PACKAGES) -> str:
+    """A hash over the code of ``modules`` (default: ``rule_modules()``, and then the data
+    files of ``packages`` too): a comment or a docstring edited changes nothing, so it
+    re-derives no store; the package version where a source is missing."""
+    return _version(*_rule_inputs(modules, packages))
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "lintaid" / "derived"
+
+
+def cached_rules_version(cache_dir: Path | None = None) -> str:
+    """``rules_version()``, kept in ``cache_dir`` (default: the user's cache folder) under a
+    hash of the raw sources and the Python version (whose ``ast.dump`` it depends on).
+    Parsing the rules costs about 0.25 s; a daemon starting again with the same code reads
+    16 bytes instead. A cache that cannot be read or written is only not used."""
+    sources, data = _rule_inputs(None, RULE_PACKAGES)
+    raw = hashlib.sha256(repr(sys.version_info[:2]).encode())
+    for name, content in (*sources, *data):
+        raw.update(name.encode() + b"\0" + content + b"\0")
+    path = (cache_dir or _cache_dir()) / f"rules-{raw.hexdigest()[:32]}"
+    try:
+        kept = path.read_text("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        kept = ""
+    if _VERSION_TEXT.fullmatch(kept):
+        return kept
+    version = _version(sources, data)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(version + "\n", "ascii")
+        os.replace(temporary, path)
+    except OSError:
+        pass
+    return version
+
+
+_VERSION_TEXT: Final = re.compile(r"[0-9a-f]{16}")
+
+
+DERIVED_VERSION: Final = cached_rules_version()
 
 
 # ---------------------------------------------------------------------------------------------

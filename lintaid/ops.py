@@ -14,12 +14,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from lintaid_client import protocol
+from lintaid_client import ops, protocol
 from lintaid_client.ops import validate_item
 from lintaid_client.redact import redact, redact_value
 
 from . import review, transfer
 from .capture.record import NewRecord, normalize_user
+from .futures import settle
 from .integrations import registry
 from .search import Reader, SearchRequest
 
@@ -135,7 +136,8 @@ Handler = Callable[[Services, Args], Any]
 
 
 def _actor(args: Args) -> str:
-    return args.get("actor") or "api"
+    """Who acts: the request's or its face's, else the declaration's default."""
+    return args.get("actor") or ops.DEFAULT_ACTOR
 
 
 def _user(args: Args) -> str:
@@ -543,6 +545,43 @@ HANDLERS: dict[str, Handler] = {
     "board_get": op_board_get,
     "board_search": op_board_search,
 }
+
+
+
+def check_handlers(handlers: dict[str, Handler], declared: dict[str, ops.Op]) -> None:
+    """Refuse a table that does not answer exactly the declared ops: an op declared without a
+    handler would be accepted and then fail on every request; a handler for no declaration is
+    never reached."""
+    missing = sorted(set(declared) - set(handlers))
+    extra = sorted(set(handlers) - set(declared))
+    if missing or extra:
+        raise RuntimeError(f"op handlers do not match the declarations: no handler for "
+                           f"{missing or 'none'}; no declaration for {extra or 'none'}")
+    for name, handler in handlers.items():
+        if not callable(handler):
+            raise RuntimeError(f"the handler of {name!r} is not callable")
+
+
+check_handlers(HANDLERS, ops.OPS)
+
+Done = Callable[[Any, "BaseException | None", "str | None"], None]
+
+
+def dispatch(services: Services, spec: ops.Op, args: Args, after: str | None,
+             done: Done) -> None:
+    """Run one validated request the one way every face runs it (the socket server, the
+    viewer, the HTTP API): wait for the index when the op declares it (until ``after``, or
+    every committed write), run its handler, and call ``done(result, error, token)`` once
+    the result is final (a write's after its commit). Never raises: a failure goes to
+    ``done``."""
+    try:
+        if spec.waits_for_index:
+            services.reader.settle(after)
+        result = HANDLERS[spec.name](services, args)
+    except Exception as err:
+        done(None, err, None)
+    else:
+        settle(result, done)
 
 
 _TRANSIENT = ("disk is full", "disk full", "database is locked", "readonly", "read-only",

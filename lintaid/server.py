@@ -27,8 +27,7 @@ import zmq
 from lintaid.logs import get_logger
 from lintaid_client import ops, protocol
 
-from .futures import settle
-from .ops import HANDLERS, Services, error_code
+from .ops import Services, dispatch, error_code
 
 log = get_logger("lintaid.server")
 
@@ -271,18 +270,14 @@ class Server:
         except protocol.RemoteError as err:
             reply(protocol.error_reply(rid, err.code, err.message, arg=err.arg))
             return
-        handler = HANDLERS[spec.name]
-        wait = spec.name == "search"  # only the index lags behind a commit
         if self.on_request is not None:
             self.on_request(spec.name)
         if spec.kind == ops.CONTROL:
-            self._run(handler, args, identity, content_type, rid, spec.name, False, None,
-                      counted=False)
+            self._run(spec, args, identity, content_type, rid, None, counted=False)
             return
         self._count(1)
         try:
-            self.pool.submit(self._run, handler, args, identity, content_type, rid, spec.name,
-                             wait, after)
+            self.pool.submit(self._run, spec, args, identity, content_type, rid, after)
         except RuntimeError:  # the pool is shut: the daemon is stopping
             self._count(-1)
             reply(protocol.error_reply(rid, protocol.UNAVAILABLE, "the daemon is stopping"))
@@ -291,14 +286,16 @@ class Server:
         with self._in_flight_lock:
             self.in_flight += step
 
-    def _run(self, handler: Any, args: dict[str, Any], identity: list[bytes],
-             content_type: bytes | None, rid: str, op: str, wait: bool,
-             after: str | None, *, counted: bool = True) -> None:
-        """Run one handler (on a pool thread, or the loop for control ops); queue its reply.
+    def _run(self, spec: ops.Op, args: dict[str, Any], identity: list[bytes],
+             content_type: bytes | None, rid: str, after: str | None, *,
+             counted: bool = True) -> None:
+        """Run one request (on a pool thread, or the loop for control ops); queue its reply.
 
-        ``wait``: first wait until the write ``after`` names (or, without a token, every
-        committed write) is searchable.
+        An op that waits for the index first waits until the write ``after`` names (or,
+        without a token, every committed write) is searchable.
         """
+        op = spec.name
+
         def done(result: Any, err: BaseException | None, token: str | None) -> None:
             if err is None:
                 payload = protocol.ok_reply(rid, result, token)
@@ -312,11 +309,4 @@ class Server:
                 self._count(-1)
             self.wake()
 
-        try:
-            if wait:
-                self.services.reader.settle(after)
-            result = handler(self.services, args)
-        except Exception as err:
-            done(None, err, None)
-        else:
-            settle(result, done)
+        dispatch(self.services, spec, args, after, done)

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -57,12 +56,18 @@ def test_state_of_a_repository(repo: Path) -> None:
 
 
 def test_state_is_cached_briefly(repo: Path) -> None:
+    now = [1000.0]  # the cache's clock, moved by hand: a slow git commit cannot race it
+
+    def clock() -> float:
+        return now[0]
+
     first = commit(repo, "a.txt")
-    assert git_state(repo) == ("main", first)
+    assert git_state(repo, clock=clock) == ("main", first)
     second = commit(repo, "b.txt")
-    assert git_state(repo) == ("main", first)  # within the TTL: no new git call
-    time.sleep(gitinfo.STATE_TTL_S + 0.05)
-    assert git_state(repo) == ("main", second)
+    now[0] += gitinfo.STATE_TTL_S - 0.01
+    assert git_state(repo, clock=clock) == ("main", first)  # within the TTL: not read again
+    now[0] += 0.02
+    assert git_state(repo, clock=clock) == ("main", second)  # past it: read again
 
 
 def test_detached_head_has_no_branch(repo: Path) -> None:

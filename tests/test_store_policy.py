@@ -320,6 +320,59 @@ def test_rules_version_follows_the_rule_sources(tmp_path: Path) -> None:
         sys.path.remove(str(tmp_path))
 
 
+def test_rules_version_ignores_comments_and_docstrings_not_code_or_data(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A comment or docstring edit re-derives no store; a code or data edit re-derives."""
+    package = tmp_path / "rulespkg"
+    (package / "data").mkdir(parents=True)
+    (package / "__init__.py").write_text('"""Rules."""\n')
+    rules = package / "rules.py"
+    code = 'def limit(n):\n    return n + 1\n\nLIMIT = 3\n'
+    rules.write_text(code)
+    (package / "data" / "words.txt").write_text("alpha\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def version() -> str:
+        return derivation.rules_version(packages=["rulespkg"])
+
+    first = version()
+    assert "rulespkg.rules" in derivation.rule_modules(["rulespkg"])
+    rules.write_text('"""The rules, documented."""\n# a comment\n\n\ndef limit(n):\n'
+                     '    """One more than n."""\n    return n + 1  # why\n\n'
+                     'LIMIT = 3\n"""How many."""\n')
+    assert version() == first
+    rules.write_text(code.replace("n + 1", "n + 2"))
+    second = version()
+    assert second != first
+    (package / "data" / "words.txt").write_text("alpha\nbeta\n")
+    assert version() != second
+
+
+def test_the_derived_version_covers_every_module_of_the_policy_package() -> None:
+    folder = Path(derivation.__file__).parent / "policy"
+    modules = {f"lintaid.policy.{p.stem}" for p in folder.glob("*.py") if p.stem != "__init__"}
+    covered = set(derivation.rule_modules())
+    assert modules <= covered
+    assert {"lintaid.policy", "lintaid.derivation", "lintaid.workspace.documents"} <= covered
+    assert derivation.DERIVED_VERSION == derivation.rules_version()
+
+
+def test_the_derived_version_is_kept_under_the_raw_sources_hash(tmp_path: Path) -> None:
+    """Parsing every rule module costs a daemon's start about 0.25 s: it is done once per
+    code and Python version, then read back."""
+    assert derivation.cached_rules_version(tmp_path) == derivation.rules_version()
+    [kept] = tmp_path.glob("rules-*")
+    assert kept.read_text().strip() == derivation.rules_version()
+    kept.write_text("0123456789abcdef\n")  # what is kept is what is read
+    assert derivation.cached_rules_version(tmp_path) == "0123456789abcdef"
+    kept.write_text("not a version")  # a damaged entry is computed again and replaced
+    assert derivation.cached_rules_version(tmp_path) == derivation.rules_version()
+    assert kept.read_text().strip() == derivation.rules_version()
+    blocked = tmp_path / "file"
+    blocked.write_text("")  # a cache folder that cannot be made: computed, not kept
+    assert derivation.cached_rules_version(blocked / "sub") == derivation.rules_version()
+
+
 # -- the variable limit ----------------------------------------------------------------------------
 
 def test_rederiving_1200_records_under_a_999_variable_limit(

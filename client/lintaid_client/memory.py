@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from . import connection, ops, paths, protocol
+from . import connection, core, ops, paths, protocol
 from .models import ACCEPT, REJECT, Hit, ReviewItem, SearchResult
 
 __all__ = ["Memory", "to_epoch"]
@@ -165,16 +165,11 @@ class Memory:
         ops.validate(spec, args)
         self._start()
         conn = self._connection()
-        after = self._token if spec.name == "search" else None
+        after = self._token if spec.waits_for_index else None
         wait = self.timeout if timeout is None else timeout
-        try:
-            result = conn.call(op, args, timeout=wait, after=after)
-        except protocol.DaemonUnavailable:
-            # Nothing was sent (no peer was bound), so retrying cannot double a write.
-            if not self.autostart:
-                raise
-            self._start(again=True)
-            result = conn.call(op, args, timeout=wait, after=after)
+        result = core.send_retrying(
+            lambda: conn.call(op, args, timeout=wait, after=after),
+            start=(lambda: self._start(again=True)) if self.autostart else None)
         if spec.kind == ops.WRITE and conn.last_token:
             self._token = conn.last_token  # read-your-writes for this client's searches
         if not isinstance(result, dict):
@@ -435,24 +430,23 @@ class Memory:
         decisions, confirmations, tombstones; the audit log with ``include_history``), as
         ``lintaid export`` writes them after its header line."""
         rows: list[dict[str, Any]] = []
-        after: str | None = None
-        while True:
-            page = self._call("export", {"user_id": self._user(user_id), "after": after,
-                                         "include_history": include_history})
+        for page in core.pages(lambda after: self._call("export", {
+                "user_id": self._user(user_id), "after": after,
+                "include_history": include_history})):
             rows.extend(page["rows"])
-            after = page.get("next")
-            if after is None:
-                return rows
+        return rows
 
     def import_rows(self, rows: Iterable[Mapping[str, Any]],
                     user_id: str | None = None) -> list[dict[str, Any]]:
-        """Import exported rows (``export``'s) in batches of 1,000: per row its ``type`` and
-        ``event`` (ADD, NONE already here, FORGOTTEN, SKIP with a ``reason``)."""
+        """Import exported rows (``export``'s) in batches of at most 1,000 rows and about
+        4 MiB (``core.batches``, as ``lintaid import`` sends them): per row its ``type`` and
+        ``event`` (ADD, NONE already here, FORGOTTEN, SKIP with a ``reason``). Each batch is
+        one transaction; a failure leaves the batches before it imported."""
         items = [dict(r) for r in rows if r.get("type") != "header"]
         out: list[dict[str, Any]] = []
-        for i in range(0, len(items), ops.MAX_BATCH):
+        for batch in core.batches(items):
             result = self._call("import", self._writer({
-                "items": items[i:i + ops.MAX_BATCH], "user_id": self._user(user_id)}))
+                "items": batch, "user_id": self._user(user_id)}))
             out.extend(result["results"])
         return out
 

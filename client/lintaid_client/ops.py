@@ -77,6 +77,7 @@ class Arg:
     choices: tuple[str, ...] = ()
     cli: str | None = ""
     mcp: bool = True
+    face: bool = False  # the face in the daemon (viewer, HTTP API) names itself here if unset
 
     @property
     def option(self) -> str | None:
@@ -96,6 +97,9 @@ class Op:
     args: tuple[Arg, ...] = ()
     tool: str | None = None  # the MCP tool's name when agents may call it
     one_of: tuple[tuple[str, ...], ...] = field(default=())  # exactly one of each group
+    waits_for_index: bool = False
+    """A read that first waits until the write the request's ``after`` token names (without
+    one: every committed write) is searchable: only the index lags behind a commit."""
 
     def arg(self, name: str) -> Arg:
         for a in self.args:
@@ -107,8 +111,12 @@ class Op:
 # -- shared arguments ------------------------------------------------------------------------
 USER = Arg("user_id", STR, "user id (default: the local user)", cli="--user", mcp=False,
            max_bytes=MAX_ID_BYTES)
+DEFAULT_ACTOR: Final = "api"
+"""Who the audit log names for a change whose request names nobody and whose face stamps
+nobody (a socket client that set no actor). Not the argument's default: a client that
+validates its arguments and sends them (the MCP shim) would send it as its own name."""
 ACTOR = Arg("actor", STR, "who asks, for the audit log", cli=None, mcp=False,
-            max_bytes=MAX_ID_BYTES)
+            max_bytes=MAX_ID_BYTES, face=True)
 SOURCE = Arg("source", STR, "where the memory comes from", cli=None, mcp=False,
              max_bytes=MAX_ID_BYTES)
 ID = Arg("id", STR, "a memory id (from search or list)", required=True, cli="ARG",
@@ -130,7 +138,7 @@ BOARD = Arg("board_id", STR, "the board: its id or its key (default: this sessio
 BOARD_SESSION = Arg("session_id", STR, "your agent session's id, if you know it (default: "
                     "this MCP connection's own)", cli="--session", max_bytes=MAX_ID_BYTES)
 BOARD_CLIENT = Arg("client", STR, "the agent client that calls (the MCP shim sets it)",
-                   cli=None, mcp=False, max_bytes=64)
+                   cli=None, mcp=False, max_bytes=64, face=True)
 
 
 def _add_item_args() -> tuple[Arg, ...]:
@@ -192,7 +200,7 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("passages", BOOL, "mark each hit's statements that match the query",
             default=False, cli=None, mcp=False),
         USER,
-    ), tool="search"),
+    ), tool="search", waits_for_index=True),
     Op("get", READ, "One memory in full: text, status, claims, relations and provenance.",
        (ID, USER), tool="get_memory"),
     Op("list", READ, "The newest memories that are still believed (not superseded, "
@@ -616,6 +624,16 @@ def validate(op: Op | str, args: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+def stamp(spec: Op, args: Mapping[str, Any], face: str) -> dict[str, Any]:
+    """``args`` with ``face`` (``"viewer"``, ``"http"``) in each argument the op declares a
+    face fills (``Arg.face``: who acts, a board post's client) that the request left unset."""
+    out = dict(args)
+    for arg in spec.args:
+        if arg.face and out.get(arg.name) is None:
+            out[arg.name] = face
+    return out
+
+
 def _refuse_unknown(name: str, args: Mapping[str, Any], known: list[str]) -> None:
     unknown = sorted(str(k) for k in args if k not in known)
     if unknown:
@@ -720,6 +738,6 @@ def tool_schema(spec: Op) -> dict[str, Any]:
     return out
 
 
-__all__ = ["OPS", "Arg", "Op", "arg_schema", "check", "parse_duration", "parse_time", "tool_schema",
-           "validate",
-           "validate_item", "validate_tool", "MAX_DEPTH"]
+__all__ = ["DEFAULT_ACTOR", "OPS", "Arg", "Op", "arg_schema", "check", "parse_duration",
+           "parse_time", "stamp", "tool_schema", "validate", "validate_item", "validate_tool",
+           "MAX_DEPTH"]

@@ -26,12 +26,11 @@ from ..viewer.calls import OpCaller
 from ..viewer.routes import Response
 from . import openapi
 from .replay import MAX_KEY_BYTES, Answer, Replays
-from .routes import Route, Table, gather
+from .routes import FACE, Route, Table, gather
 
 log = get_logger("lintaid.api")
 
-ACTOR: Final = "http"
-"""Who the audit log names for a change made over HTTP (unless the request names one)."""
+ACTOR: Final = FACE
 MAX_IN_FLIGHT: Final = 16
 MAX_QUEUED: Final = 1000
 RETRY_AFTER_S: Final = 1
@@ -126,9 +125,7 @@ class Api:
         try:
             fields = gather(route, {k: unquote(v) for k, v in path_args.items()},
                             self._query(query), self._body(route, headers, body))
-            shaped = route.shape(fields)
-            if ops.BOARD_CLIENT in route.spec.args and shaped.get("client") is None:
-                shaped["client"] = ACTOR  # a board post names its author's client
+            shaped = route.shape(fields)  # a board post names 'http' its client (ops.stamp)
             checked = self.calls.check(route.op, shaped)
         except protocol.RemoteError as err:
             return self._failed(err)

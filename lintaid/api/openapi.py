@@ -3,11 +3,12 @@ declarations): what is served is what is described."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Final
 
 from lintaid_client import ops
 
-from .routes import MESSAGES, Route, Table
+from .routes import FACE, MESSAGES, Route, Table
 
 PATH: Final = "/openapi.json"
 ERROR_CODES: Final = ("bad_request", "too_large", "not_found", "forbidden", "unknown_op",
@@ -37,12 +38,17 @@ def _error() -> dict[str, Any]:
             "retryable": {"type": "boolean"}}}}}
 
 
+def _schema(arg: ops.Arg, note: str | None = None) -> dict[str, Any]:
+    """An argument's schema; one the face fills defaults to this face's name."""
+    return ops.arg_schema(replace(arg, default=FACE) if arg.face else arg, note)
+
+
 def _object(args: tuple[ops.Arg, ...], skip: set[str], spec: ops.Op) -> dict[str, Any]:
     notes: dict[str, str] = {}
     for group in spec.one_of:
         for name in group:
             notes[name] = f"give exactly one of {' or '.join(group)}"
-    props = {a.name: ops.arg_schema(a, notes.get(a.name)) for a in args if a.name not in skip}
+    props = {a.name: _schema(a, notes.get(a.name)) for a in args if a.name not in skip}
     if MESSAGES in args:  # a text, one message or a list of them
         props[MESSAGES.name]["type"] = ["string", "object", "array"]
     required = [a.name for a in args if a.required and a.name not in skip]
@@ -78,7 +84,7 @@ def _operation(route: Route) -> dict[str, Any]:
     else:
         operation["parameters"] += [
             {"name": a.name, "in": "query", "required": a.required,
-             "schema": ops.arg_schema(a)} for a in route.takes
+             "schema": _schema(a)} for a in route.takes
             if a.name not in in_path and a.type not in (ops.MAP, ops.LIST)]
     errors = {code: {"description": text, "content": {"application/json": {
         "schema": {"$ref": "#/components/schemas/Error"}}}} for code, text in STATUSES.items()}

@@ -23,6 +23,9 @@ from lintaid_client.ops import Arg
 from lintaid_client.protocol import BadRequest
 
 Args = dict[str, Any]
+FACE: Final = "http"
+"""Who the audit log names for a change made over HTTP, and a board post's client, unless
+the request names one (``ops.stamp``)."""
 OPS_PREFIX: Final = "/ops/"
 TRUE: Final = frozenset({"true", "1", "yes"})
 FALSE: Final = frozenset({"false", "0", "no"})

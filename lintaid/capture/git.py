@@ -15,6 +15,7 @@ import subprocess
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Final
 
 GIT_TIMEOUT_S: Final = 1.0
@@ -46,22 +47,24 @@ def _cache_key(cwd: str | os.PathLike[str]) -> str:
     return os.path.abspath(os.fspath(cwd))
 
 
-def git_state(cwd: str | os.PathLike[str] | None) -> tuple[str | None, str | None]:
+def git_state(cwd: str | os.PathLike[str] | None, *,
+              clock: Callable[[], float] = time.monotonic) -> tuple[str | None, str | None]:
     """Return ``(branch, revision)`` for the work tree at ``cwd``; ``None`` for what is unknown.
 
-    A detached HEAD has no branch; a repository without commits has no revision.
+    A detached HEAD has no branch; a repository without commits has no revision. An answer
+    is kept ``STATE_TTL_S`` seconds by ``clock`` (a test passes its own).
     """
     if not cwd:
         return None, None
     key = _cache_key(cwd)
-    now = time.monotonic()
+    now = clock()
     with _lock:
         hit = _state_cache.get(key)
         if hit is not None and now - hit[0] < STATE_TTL_S:
             return hit[1]
     state = _read_state(key)
     with _lock:
-        _state_cache[key] = (time.monotonic(), state)
+        _state_cache[key] = (clock(), state)
         if len(_state_cache) > 256:
             _state_cache.pop(next(iter(_state_cache)))
     return state

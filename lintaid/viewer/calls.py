@@ -1,9 +1,10 @@
 """Ops run in the daemon's process, as the request loop runs them for a socket client.
 
 Arguments are checked against the op's declaration (``lintaid_client.ops.validate``), the
-handler from ``lintaid.ops.HANDLERS`` runs with the daemon's ``Services``, and a write waits
-for its commit. A search first waits until every committed write is searchable, as the
-request loop's does, so a page shown after a change never shows what was there before.
+op runs through ``lintaid.ops.dispatch`` with the daemon's ``Services`` (as the request loop
+runs it), and a write waits for its commit. An op that waits for the index (a search) first
+waits until every committed write is searchable, so a page shown after a change never shows
+what was there before.
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ from typing import Any
 
 from lintaid_client import ops, protocol
 
-from ..futures import settle
-from ..ops import HANDLERS, Services, error_code
+from ..ops import Services, dispatch, error_code
 
 ACTOR = "viewer"
 """Who the audit log names for a change made in the viewer."""
 
 
 class OpCaller:
-    """``actor``: who the audit log names for a change (unless the arguments name one)."""
+    """``actor``: the face's name, stamped in the arguments its ops declare a face fills
+    (who acts, a board post's client) unless the arguments name one."""
 
     def __init__(self, services: Services, timeout: float = 60.0, *,
                  actor: str = ACTOR) -> None:
@@ -36,13 +37,11 @@ class OpCaller:
         return self.run(name, self.check(name, args))
 
     def check(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        """The op's arguments validated (None: absent), the actor filled in; ``BadRequest``
-        when they are not what it takes."""
+        """The op's arguments validated (None: absent), the face's name filled in
+        (``ops.stamp``); ``BadRequest`` when they are not what it takes."""
         spec = ops.OPS[name]
         given = {k: v for k, v in args.items() if v is not None}
-        if spec.kind == ops.WRITE and any(a.name == "actor" for a in spec.args):
-            given.setdefault("actor", self.actor)
-        return ops.validate(spec, given)
+        return ops.validate(spec, ops.stamp(spec, given, self.actor))
 
     def run(self, name: str, checked: dict[str, Any]) -> Any:
         """Run the op on arguments ``check`` returned; wait for its result."""
@@ -53,12 +52,7 @@ class OpCaller:
             outcome["result"], outcome["error"] = result, err
             finished.set()
 
-        try:
-            if name == "search":
-                self.services.reader.settle(None)
-            settle(HANDLERS[name](self.services, checked), done)
-        except Exception as err:
-            done(None, err, None)
+        dispatch(self.services, ops.OPS[name], checked, None, done)
         if not finished.wait(self.timeout):
             raise protocol.Unavailable(f"{name} did not finish within {self.timeout:.0f}s")
         failure: BaseException | None = outcome["error"]
