@@ -400,3 +400,21 @@ def test_the_words_a_value_is_of_find_the_older_claim_whatever_else_the_statemen
     assert [v for e, v in said.items() if "all get 30 days retention" in e] == ["superseded"]
     assert [v for e, v in said.items() if "retention_in_days = 30" in e] == ["superseded"]
     assert "current" in _states_of(store, new, "1209600s")
+
+
+def test_two_values_written_as_one_key_are_one_setting() -> None:
+    # The subjects the statements give differ ("pool connections", "pool"); the key each
+    # value is written as the value of is the same: one setting, changed.
+    from lintaid.policy.relations import same_slot
+
+    old = ref("a", "The pgx pool is 20 connections (`DB_POOL_SIZE=20`), min 2.", JAN,
+              kind="memory", value="20")
+    new = ref("b", "Raised the pool to 40 (`DB_POOL_SIZE=40`).", FEB, kind="memory",
+              value="40")
+    assert same_slot(new, old)
+    assert kinds(relate_all([old, new])) == [
+        (SUPERSEDES, "b::c1", "a::c1", 0.95, "correction_cue")]
+    # The same key beside another value is no sign: "min 2" is not DB_POOL_SIZE's.
+    two = ref("a", "The pgx pool is 20 connections (`DB_POOL_SIZE=20`), min 2.", JAN,
+              kind="memory", value="2")
+    assert not same_slot(new, two)

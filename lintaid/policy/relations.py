@@ -257,6 +257,9 @@ def same_slot(newer: ClaimRef, older: ClaimRef) -> bool:
     identifier (``max_conns``). Values of compatible types only."""
     if not compatible(newer.predicate, older.predicate):
         return False
+    keyed = _keys_of(newer.evidence, newer.value)
+    if keyed and keyed & _keys_of(older.evidence, older.value):
+        return True  # "(`DB_POOL_SIZE=20`)" then "(`DB_POOL_SIZE=40`)": one setting's values
     a, b = _slot_terms(newer.subject), _slot_terms(older.subject)
     short, long = (a, b) if len(a) <= len(b) else (b, a)
     if not short or not short <= long:
@@ -267,6 +270,21 @@ def same_slot(newer: ClaimRef, older: ClaimRef) -> bool:
     return only in _identifier_terms(newer.subject, older.subject) or only in (
         _identifier_terms(newer.evidence, dotfiles=True)
         & _identifier_terms(older.evidence, dotfiles=True))
+
+
+_KEYED = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+)`?\s*[=:]\s*[`\"']?"
+                    r"([^\s`\"',;)]+)")
+
+
+def _keys_of(evidence: str, value: str) -> set[str]:
+    """The setting keys a statement writes ``value`` as the value of ("DB_POOL_SIZE=40",
+    "max_conns: 40", "pool.size = 40"), lower-cased: keys written as identifiers only (a
+    word and a colon is a label, not a key)."""
+    folded = value.strip().lower()
+    if not folded:
+        return set()
+    return {m.group(1).lower() for m in _KEYED.finditer(evidence)
+            if m.group(2).strip().lower() == folded}
 
 
 def _identifier_terms(*texts: str, dotfiles: bool = False) -> set[str]:
