@@ -505,3 +505,13 @@ def test_of_two_memories_answering_in_the_same_terms_the_newer_is_shown() -> Non
     older_disputed = Hit(**{**older.__dict__, "reviews": ["rv1"]})
     assert [h.id for h in admit.adding([older_disputed, disputed], admit.GAIN)] == [
         "m-nas", "m-s3"]
+
+
+def test_a_turns_outcome_line_leaves_its_code_out(served: Served) -> None:
+    capture(served, "s1", "Move the uploads to R2.",
+            "Moved uploads:\n\n- uploads now go to the R2 bucket `kettle-media`\n"
+            "```sh\nrclone sync nas:photos r2:kettle-media\n```")
+    out = served.hook("SessionStart", {"session_id": "s2", "source": "startup"})
+    outcomes = out["hookSpecificOutput"]["additionalContext"].split("Last outcomes on branch")[1]
+    assert "uploads now go to the R2 bucket" in outcomes
+    assert "rclone" not in outcomes and "```" not in outcomes

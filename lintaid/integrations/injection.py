@@ -536,10 +536,11 @@ def _note_line(hit: Hit) -> str:
 
 def _outcome_line(hit: Hit, decisions: Sequence[Statement] = ()) -> str:
     """A turn: the first statement of its request and its result (as far as the line's
-    budget goes), superseded statements cut out; flagged when one of its statements gives a
+    budget goes), superseded statements and fenced code cut out; flagged when one of its statements gives a
     listed decision's subject another value."""
     text = mask(hit.content, retired_spans(hit.content, hit.claims))
-    sts = [st for st in statements(text) if not st.listing]
+    # a fenced block is no summary of a turn: on one line it reads as noise
+    sts = [st for st in statements(text) if not st.listing and not st.code]
     asked = [st for st in sts if st.part == "request"][:1]
     done = [st for st in sts if st.part in ("result", "summary")]
     pieces = []
