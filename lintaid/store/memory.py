@@ -45,6 +45,7 @@ from .reviews import ReviewTable
 from .schema import DERIVED_VERSION_KEY, ensure_derived_schema, get_meta, set_meta
 from .sqlite import VARIABLE_BUDGET, batches, connect, in_batches, transaction
 from .user_index import UserIndexes
+from .watch import ensure_watch
 
 INDEX_VERSION = 6  # 4: created_at and expires_at in milliseconds; 5: client; 6: one index per
 # user, author, session_id, valid_at
@@ -168,7 +169,7 @@ class MemoryStore:
             conn = connect(self.db_path, durable=True)
             checked = integrity.check(conn, self.db_path, wall=self._wall)
             migrate(conn)
-            ensure_derived_schema(conn)
+            ensure_watch(conn, rebuilt=ensure_derived_schema(conn))
             self._observe_stored(conn)
             return conn, checked
         except BaseException as err:
@@ -863,7 +864,9 @@ class MemoryStore:
             sql += (" AND (r.expires_at IS NULL OR r.expires_at > ?)"
                     " AND COALESCE(s.status, 'current') != 'superseded'")
             params.append(time.time())
-        if kinds:
+        if list(kinds) == [models.NOTE]:
+            sql += " AND r.kind = 'note'"  # the literal lets SQLite use records_notes
+        elif kinds:
             sql += f" AND r.kind IN ({', '.join('?' * len(kinds))})"
             params.extend(kinds)
         if excluded:
@@ -948,27 +951,23 @@ class MemoryStore:
         """Records a current read may show at ``at`` that may need verifying, oldest first:
         of a category in ``aged_before`` and created before its time there, or contradicted by
         a claim relation, or asserting something about a person (which a later record may
-        contradict at any age)."""
-        if not aged_before:
-            return []
-        aged = " ".join("WHEN ? THEN r.created_at <= ?" for _ in aged_before)
-        params: list[Any] = [normalize_user(user_id), at, at]
-        params += [x for item in aged_before.items() for x in item]
-        params += list(aged_before)
-        params.append(limit)
-        return [r[0] for r in self._read().execute(
-            "SELECT r.id FROM records r JOIN record_category c ON c.record_id = r.id"
-            " LEFT JOIN record_state s ON s.record_id = r.id"
-            " WHERE r.user_id = ? AND r.forgotten_at IS NULL AND r.kind != 'prompt'"
-            " AND COALESCE(s.status, 'current') != 'superseded' AND r.created_at <= ?"
-            " AND (r.expires_at IS NULL OR r.expires_at > ?)"
-            f" AND ((CASE c.category {aged} ELSE 0 END)"
-            f" OR (c.category IN ({', '.join('?' * len(aged_before))}) AND ("
-            " EXISTS (SELECT 1 FROM relations x WHERE x.target_record = r.id"
-            " AND x.kind IN ('supersedes', 'conflicts_with'))"
-            " OR EXISTS (SELECT 1 FROM assertions a WHERE a.record_id = r.id"
-            " AND a.attribute != 'text'))))"
-            " ORDER BY r.created_at, r.id LIMIT ?", params)]
+        contradict at any age).
+
+        Read from ``record_watch`` (``watch.py``): per category, its oldest aged rows and its
+        oldest flagged ones, each at most ``limit``; the oldest ``limit`` of them all are the
+        answer, whatever the store's size."""
+        conn, user = self._read(), normalize_user(user_id)
+        found: dict[str, float] = {}
+        for category, before in aged_before.items():
+            for flagged, until in (("", min(before, at)), (" AND w.flagged = 1", at)):
+                found.update((row[0], row[1]) for row in conn.execute(
+                    "SELECT w.record_id, w.created_at FROM record_watch w"
+                    " CROSS JOIN records r ON r.id = w.record_id"
+                    f" WHERE w.user_id = ? AND w.category = ?{flagged} AND w.created_at <= ?"
+                    " AND (r.expires_at IS NULL OR r.expires_at > ?)"
+                    " ORDER BY w.created_at, w.record_id LIMIT ?",
+                    (user, category, until, at, limit)))
+        return sorted(found, key=lambda rid: (found[rid], rid))[:limit]
 
     def excerpts(self, ids: Iterable[str], chars: int) -> dict[str, str]:
         """The start of each record's text."""

@@ -267,3 +267,11 @@ def m008_injection_ledger(conn: sqlite3.Connection) -> None:
         CREATE INDEX injections_session ON injections(session_id, seq);
         CREATE INDEX injections_at ON injections(at)
     """)
+
+
+@migration
+def m009_notes(conn: sqlite3.Connection) -> None:
+    """A user's notes, newest first, without reading the other records: the notes a
+    SessionStart lists read every record of a store that holds none. Partial, so only a
+    query naming ``kind = 'note'`` itself can use it (no other query's plan moves)."""
+    conn.execute("CREATE INDEX records_notes ON records(user_id, created_at) WHERE kind = 'note'")
