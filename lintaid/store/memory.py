@@ -989,8 +989,10 @@ class MemoryStore:
 
     def confirms_into(self, claim_ids: Iterable[str]) -> list[sqlite3.Row]:
         """``confirms`` relations aimed at these claims."""
-        return in_batches(self._read(), "SELECT * FROM relations WHERE kind = 'confirms'"
-                          " AND target_claim IN ({ids})", claim_ids)
+        # ``+kind``: looked up by the claims (relations_target_claim), never from the index on
+        # the kind, which reads every confirms relation of the store.
+        return in_batches(self._read(), "SELECT * FROM relations WHERE target_claim IN ({ids})"
+                          " AND +kind = 'confirms'", claim_ids)
 
     def created_times(self, ids: Iterable[str]) -> dict[str, float]:
         """Creation times of the records among ``ids`` that are not forgotten."""
