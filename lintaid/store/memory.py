@@ -41,6 +41,7 @@ from .ledger import LedgerTable
 from .links import closes_cycle, cycle_message
 from .migrations import migrate
 from .outbox import EXPIRE, FORGET, LINK, RECORD, REJECT, REJECT_FIELDS, RESTORE, Outbox
+from .read_cache import ReadCache
 from .reviews import ReviewTable
 from .schema import DERIVED_VERSION_KEY, ensure_derived_schema, get_meta, set_meta
 from .sqlite import VARIABLE_BUDGET, batches, connect, in_batches, transaction
@@ -123,6 +124,9 @@ class MemoryStore:
         paths.ensure_state_dir(root)
         self.db_path = paths.memory_db_path(root)
         self.clock = HybridClock(wall=wall)
+        self.generation = 0  # one step as each transaction begins and one as it ends
+        self.cache = ReadCache(lambda: self.generation)  # what a read found, until then
+        self._rows_ahead = False  # records dated beyond the clock's reach (not followed)
         self._write, self.integrity = self._open()
         self.derived = DerivedTables(self._write)
         self.reviews = ReviewTable(self._write, self._read)  # held review decisions
@@ -241,12 +245,14 @@ class MemoryStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
+        self.generation += 1
         try:
             with transaction(self._write):
                 self._clear_indexed()
                 yield
         finally:
             self._changed.clear()
+            self.generation += 1
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -301,6 +307,7 @@ class MemoryStore:
                 f" WHERE typeof({column}) IN ('real', 'integer')", (horizon,)).fetchone()
             newest, ahead = row[0], row[1] or 0
             if ahead:
+                self._rows_ahead = self._rows_ahead or table == "records"
                 newest = conn.execute(
                     f"SELECT MAX({column}) FROM {table} WHERE typeof({column}) IN"
                     f" ('real', 'integer') AND {column} <= ?", (horizon,)).fetchone()[0]
@@ -926,6 +933,21 @@ class MemoryStore:
         return None if row is None else str(row[0])
 
     # -- what staleness reads (any thread) ----------------------------------------------------
+    def latest_time(self) -> float | None:
+        """No record or confirmation is dated after this (None: some may be, the store holds
+        records dated beyond its clock's reach): evidence known "until" any later time is
+        all there is, so it may be kept (``cache``) until the next write."""
+        if self._rows_ahead:
+            return None
+        generation = self.cache.now()
+        kept = self.cache.found("latest", ["confirmed"])
+        if "confirmed" in kept:
+            confirmed = kept["confirmed"]
+        else:
+            confirmed = self._read().execute("SELECT MAX(at) FROM confirmations").fetchone()[0]
+            self.cache.keep("latest", generation, {"confirmed": confirmed})
+        return max(self.clock.last, confirmed or 0.0) + 0.001  # past any rounding
+
     def staleness_rows(self, ids: Iterable[str]) -> dict[str, sqlite3.Row]:
         """Per record: kind, source, user, creation time and derived category."""
         return {r["id"]: r for r in in_batches(
