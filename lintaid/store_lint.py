@@ -180,13 +180,14 @@ class StoreJudge:
         ids = self.store.verify_candidates(normalize_user(user_id), now, aged_before,
                                            candidates)
         judged = self.judge(ids, now)
-        texts = self.store.excerpts(ids, EXCERPT_CHARS)
         rows = [(rid, s) for rid, s in judged.items()
                 if s.level != models.FRESH and s.category in VERIFY_CATEGORIES]
         rows.sort(key=lambda item: (-item[1].score, item[0]))
+        del rows[limit:]
+        texts = self.store.excerpts([rid for rid, _s in rows], EXCERPT_CHARS)
         return [{"id": rid, "content": _excerpt(texts.get(rid)), "category": s.category,
                  "level": s.level, "action": s.action, "score": s.score,
-                 "age_days": s.age_days, "reason": s.reason} for rid, s in rows[:limit]]
+                 "age_days": s.age_days, "reason": s.reason} for rid, s in rows]
 
 
 def _excerpt(text: str | None) -> str:
