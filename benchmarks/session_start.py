@@ -12,11 +12,14 @@ days, so that many are old enough to need verifying. Then, per size:
     of its reads alone;
   * through a process (unless ``--no-hook``): a daemon started on the store, the SessionStart
     hook exactly as ``lintaid install`` registers it, run through ``sh -c``, interleaved with
-    the floor (``python -I -S -c pass``): medians, p99 and the ratio to the floor.
+    the floor (``python -I -S -c pass``): medians, p99 and the ratio to the floor. Each hook
+    writes its injection's ledger row; ``--gap`` spaces the runs so that the daemon has judged
+    the next brief before it (``lintaid.warm``), as between two sessions.
 
 Prints figures; no assertions. ``--keep DIR`` keeps (and reuses) the built stores there.
 
     python benchmarks/session_start.py [--sizes 1000,10000,100000] [--runs 20] [--keep DIR]
+                                       [--gap SECONDS]
     python benchmarks/session_start.py --smoke
 """
 
@@ -141,8 +144,9 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def through_hook(root: Path, runs: int) -> dict[str, float]:
-    """The registered SessionStart hook against a daemon on ``root``, beside the floor."""
+def through_hook(root: Path, runs: int, gap: float = 0.0) -> dict[str, float]:
+    """The registered SessionStart hook against a daemon on ``root``, beside the floor;
+    ``gap`` seconds before each run (the writes before it settled, as between sessions)."""
     from lintaid.cli import _commands
 
     env = {**os.environ, "LINTAID_NO_WATCH": "1", "LINTAID_PROJECT": str(root)}
@@ -157,6 +161,7 @@ def through_hook(root: Path, runs: int) -> dict[str, float]:
         for i in range(runs + 1):
             payload = json.dumps({"session_id": f"n{i}", "cwd": str(root),
                                   "hook_event_name": "SessionStart", "source": "startup"})
+            time.sleep(gap)
             t0 = time.perf_counter()
             subprocess.run(floor_cmd, capture_output=True, check=True)
             t1 = time.perf_counter()
@@ -182,6 +187,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--keep", type=Path, help="build the stores here and reuse them")
     ap.add_argument("--no-hook", action="store_true", help="in process only")
+    ap.add_argument("--gap", type=float, default=0.0,
+                    help="seconds between hook runs: each SessionStart writes its ledger row, "
+                    "and the daemon judges the next brief once writes settle (lintaid.warm)")
     ap.add_argument("--smoke", action="store_true", help="one small size, a few runs")
     args = ap.parse_args()
     if args.smoke:
@@ -202,8 +210,9 @@ def main() -> int:
                 med, worst = r[name]
                 print(f"  {name:<18} {med:8.2f} ms {worst:8.2f} ms")
             if not args.no_hook:
-                h = through_hook(root, args.runs)
-                print(f"  SessionStart hook process: median {h['hook_ms']:.1f} ms, p99 "
+                h = through_hook(root, args.runs, args.gap)
+                print(f"  SessionStart hook process{f' ({args.gap:g} s apart)' if args.gap else ''}:"
+                      f" median {h['hook_ms']:.1f} ms, p99 "
                       f"{h['p99_ms']:.1f} ms; floor {h['floor_ms']:.1f} ms; "
                       f"{h['ratio']:.2f}x median, {h['p99_ratio']:.2f}x p99")
     return 0
