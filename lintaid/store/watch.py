@@ -23,7 +23,7 @@ from typing import Final
 from .schema import get_meta, set_meta
 from .sqlite import transaction
 
-CONTRADICTING: Final = ("supersedes", "conflicts_with")
+WATCH_TABLE: Final = "record_watch"  # derived: never salvaged, made again at open
 
 _ROW: Final = """
 SELECT r.id, r.user_id, r.created_at, c.category,
