@@ -25,11 +25,14 @@ from .sqlite import transaction
 
 WATCH_TABLE: Final = "record_watch"  # derived: never salvaged, made again at open
 
-_ROW: Final = """
-SELECT r.id, r.user_id, r.created_at, c.category,
-       EXISTS (SELECT 1 FROM relations x WHERE x.target_record = r.id
+_FLAG: Final = """(EXISTS (SELECT 1 FROM relations x WHERE x.target_record = {rid}
                AND x.kind IN ('supersedes', 'conflicts_with'))
-       OR EXISTS (SELECT 1 FROM assertions a WHERE a.record_id = r.id AND a.attribute != 'text')
+       OR EXISTS (SELECT 1 FROM assertions a WHERE a.record_id = {rid}
+                  AND a.attribute != 'text'))"""
+"""Whether a record is contradicted by a claim relation or asserts about a person."""
+
+_ROW: Final = f"""
+SELECT r.id, r.user_id, r.created_at, c.category, {_FLAG.format(rid="r.id")}
 FROM records r JOIN record_category c ON c.record_id = r.id
 WHERE r.forgotten_at IS NULL AND r.kind != 'prompt'
   AND NOT EXISTS (SELECT 1 FROM record_state s WHERE s.record_id = r.id
@@ -49,33 +52,54 @@ CREATE INDEX record_watch_flagged ON record_watch(user_id, category, created_at,
     WHERE flagged = 1;
 """
 
-# (trigger name suffix, table, event, WHEN condition or "", the record id expression)
+# What a change to each table does to a record's row: made again (whether it has one at all
+# may change), dropped (superseded), or only its flag: set by a contradicting relation or a
+# person's assertion, looked at again when one goes. Derivation writes a chain's relations and
+# states again on each of its claims, so those triggers do the least, and only when what they
+# change can matter (a state becoming or ceasing to be superseded).
+_AGAIN, _DROP, _SET, _CHECK = "again", "drop", "set", "check"
+_SUPERSEDED = "{row}.status = 'superseded'"
+_UNWATCHED = "NOT EXISTS (SELECT 1 FROM record_watch WHERE record_id = NEW.record_id)"
 _SOURCES: Final = (
-    ("records_insert", "records", "INSERT", "", "NEW.id"),
+    ("records_insert", "records", "INSERT", "", "NEW.id", _AGAIN),
     ("records_update", "records", "UPDATE OF forgotten_at, kind, user_id, created_at", "",
-     "NEW.id"),
-    ("records_delete", "records", "DELETE", "", "OLD.id"),
-    ("state_insert", "record_state", "INSERT", "", "NEW.record_id"),
-    ("state_update", "record_state", "UPDATE", "", "NEW.record_id"),
-    ("state_delete", "record_state", "DELETE", "", "OLD.record_id"),
-    ("category_insert", "record_category", "INSERT", "", "NEW.record_id"),
-    ("category_update", "record_category", "UPDATE", "", "NEW.record_id"),
-    ("category_delete", "record_category", "DELETE", "", "OLD.record_id"),
+     "NEW.id", _AGAIN),
+    ("records_delete", "records", "DELETE", "", "OLD.id", _DROP),
+    ("state_superseded", "record_state", "INSERT", _SUPERSEDED.format(row="NEW"),
+     "NEW.record_id", _DROP),
+    ("state_insert", "record_state", "INSERT",
+     f"NOT {_SUPERSEDED.format(row='NEW')} AND {_UNWATCHED}", "NEW.record_id", _AGAIN),
+    ("state_update", "record_state", "UPDATE",
+     f"({_SUPERSEDED.format(row='OLD')}) IS NOT ({_SUPERSEDED.format(row='NEW')})",
+     "NEW.record_id", _AGAIN),
+    ("state_delete", "record_state", "DELETE", _SUPERSEDED.format(row="OLD"),
+     "OLD.record_id", _AGAIN),
+    ("category_insert", "record_category", "INSERT", "", "NEW.record_id", _AGAIN),
+    ("category_update", "record_category", "UPDATE", "", "NEW.record_id", _AGAIN),
+    ("category_delete", "record_category", "DELETE", "", "OLD.record_id", _DROP),
     ("relation_insert", "relations", "INSERT",
-     "NEW.kind IN ('supersedes', 'conflicts_with')", "NEW.target_record"),
+     "NEW.kind IN ('supersedes', 'conflicts_with')", "NEW.target_record", _SET),
     ("relation_delete", "relations", "DELETE",
-     "OLD.kind IN ('supersedes', 'conflicts_with')", "OLD.target_record"),
-    ("assertion_insert", "assertions", "INSERT", "NEW.attribute != 'text'", "NEW.record_id"),
-    ("assertion_delete", "assertions", "DELETE", "OLD.attribute != 'text'", "OLD.record_id"),
+     "OLD.kind IN ('supersedes', 'conflicts_with')", "OLD.target_record", _CHECK),
+    ("assertion_insert", "assertions", "INSERT", "NEW.attribute != 'text'", "NEW.record_id",
+     _SET),
+    ("assertion_delete", "assertions", "DELETE", "OLD.attribute != 'text'", "OLD.record_id",
+     _CHECK),
 )
 TRIGGERS: Final = tuple(f"record_watch_{name}" for name, *_ in _SOURCES)
 
 
-def _trigger(name: str, table: str, event: str, when: str, rid: str) -> str:
+def _trigger(name: str, table: str, event: str, when: str, rid: str, action: str) -> str:
+    drop = f"DELETE FROM record_watch WHERE record_id = {rid};"
+    body = {
+        _DROP: drop,
+        _SET: f"UPDATE record_watch SET flagged = 1 WHERE record_id = {rid} AND flagged = 0;",
+        _CHECK: (f"UPDATE record_watch SET flagged = {_FLAG.format(rid=rid)}"
+                 f" WHERE record_id = {rid} AND flagged = 1;"),
+        _AGAIN: f"{drop} INSERT INTO record_watch {_ROW} AND r.id = {rid};",
+    }[action]
     return (f"CREATE TRIGGER record_watch_{name} AFTER {event} ON {table}"
-            + (f" WHEN {when}" if when else "")
-            + f" BEGIN DELETE FROM record_watch WHERE record_id = {rid};"
-            f" INSERT INTO record_watch {_ROW} AND r.id = {rid}; END")
+            + (f" WHEN {when}" if when else "") + f" BEGIN {body} END")
 
 
 _DDL: Final = (*(s.strip() for s in _TABLE.split(";") if s.strip()),
