@@ -194,9 +194,9 @@ def main() -> None:
               f"top_k {args.top_k}, python {sys.version.split()[0]}")
         corpus = Corpus()
         with Memory(root, autostart=False) as mem:
-            have = len(mem.get_all(limit=10_000)["results"])
+            have = int(mem.status()["memory"]["records"])
         if have:
-            print(f"(the project already holds {have}+ records; sizes count new ones on top)")
+            print(f"(the project already holds {have} records; sizes count new ones on top)")
 
         single_n = min(args.single, sizes[0])
         elapsed = add_single(root, corpus, single_n)

@@ -1,14 +1,14 @@
 """How long the request loop makes a plain ping wait while the daemon is busy.
 
 A real daemon (in this process, on its own socket) takes, at the same time:
-  * a writer client adding 1,000-record batches back to back (each batch is one transaction
+  * a writer client adding 1,000-record batches back to back (``--batch-size``) (each batch is one transaction
     and then a Tantivy commit on the indexer thread);
   * two clients searching in a loop;
   * one client pinging, whose round-trip times are the figures.
 Prints ping median, p99 and max under that load, and at rest for comparison, plus how many
 batches and searches ran meanwhile.
 
-    python benchmarks/loop.py [--seconds 20] [--batches 10]
+    python benchmarks/loop.py [--seconds 20] [--batches 10] [--batch-size 1000]
 """
 
 from __future__ import annotations
@@ -55,11 +55,11 @@ def searches(root: Path, stop: threading.Event, count: list[int]) -> None:
         count.append(n)
 
 
-def batches(root: Path, total: int, done: list[int]) -> None:
+def batches(root: Path, total: int, size: int, done: list[int]) -> None:
     with Memory(root, autostart=False, timeout=120) as mem:
         for b in range(total):
             mem.add_many([f"Batch {b} note {i}: the {WORDS[i % len(WORDS)]} uses "
-                          f"{WORDS[(i * 3 + b) % len(WORDS)]} setting {i}." for i in range(1000)])
+                          f"{WORDS[(i * 3 + b) % len(WORDS)]} setting {i}." for i in range(size)])
             done.append(b)
 
 
@@ -67,6 +67,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=20.0, help="idle ping sample length")
     parser.add_argument("--batches", type=int, default=10)
+    parser.add_argument("--batch-size", type=int, default=1000, help="records per batch")
     opts = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="lintaid-loop-")) / "proj"
     root.mkdir()
@@ -92,7 +93,7 @@ def main() -> None:
         workers = [threading.Thread(target=pings, args=(root, stop, busy)),
                    threading.Thread(target=searches, args=(root, stop, searched)),
                    threading.Thread(target=searches, args=(root, stop, searched))]
-        writer = threading.Thread(target=batches, args=(root, opts.batches, done))
+        writer = threading.Thread(target=batches, args=(root, opts.batches, opts.batch_size, done))
         started = time.perf_counter()
         for w in workers:
             w.start()
@@ -114,7 +115,7 @@ def main() -> None:
     print("ping round trip through the request loop")
     print(line("at rest", idle))
     print(line("under load", busy))
-    print(f"load: {len(done)} batches of 1,000 records and {sum(searched)} searches from two "
+    print(f"load: {len(done)} batches of {opts.batch_size:,} records and {sum(searched)} searches from two "
           f"clients in {elapsed:.1f} s")
 
 

@@ -90,7 +90,10 @@ from lintaid.store.memory import MemoryStore
 from lintaid.writer import Writer
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = REPO.parent / "shared" / "bench-data" / "memorycode"
+# ../shared beside the repository (a clone), or two levels up (a worktree under wt/).
+DEFAULT_DATA = next((p / "shared" / "bench-data" / "memorycode" for p in (REPO.parent,
+                     REPO.parent.parent) if (p / "shared" / "bench-data" / "memorycode").is_dir()),
+                    REPO.parent / "shared" / "bench-data" / "memorycode")
 TOP_K = 5
 BASE_TIME = 1_700_000_000.0
 SESSION_GAP = 3600.0
@@ -569,6 +572,9 @@ def main(argv: list[str] | None = None) -> int:
               "Pass --data DIR (see /work/shared/bench-data/memorycode/README.md).",
               file=sys.stderr)
         return 2
+    import logging
+
+    logging.getLogger("lintaid").setLevel(logging.CRITICAL)  # lintaid.logs: stdlib loggers
     topics = load_topics(data)
     numbers = dialogue_numbers(data)
     if args.limit is not None and 0 < args.limit < len(numbers):

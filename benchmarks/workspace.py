@@ -118,9 +118,7 @@ def cpu_seconds() -> float:
 def main() -> None:
     import logging
 
-    import structlog
-
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    logging.getLogger("lintaid").setLevel(logging.WARNING)  # lintaid.logs: stdlib loggers
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--edits", type=int, default=50)

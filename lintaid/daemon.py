@@ -47,6 +47,7 @@ from .store.backup import Retention, remove_leftovers, rolling_backups, total_by
 from .store.integrity import Damaged
 from .store.memory import MemoryStore
 from .team.tier import TeamTier
+from .warm import Warmer
 from .writer import Writer
 
 log = get_logger("lintaid.daemon")
@@ -170,6 +171,7 @@ class Daemon:
         self.writer: Writer
         self.reader: Reader
         self.inject_reader: Reader
+        self.warmer: Warmer
         self.server: Server | None = None
         self.services: Services
         self.viewer: Any = None  # lintaid.viewer.server.Viewer once `lintaid ui` asked
@@ -242,6 +244,12 @@ class Daemon:
                              staleness=staleness)
         # Injection reads the same, except that expired records stay out until reconfirmed.
         self.inject_reader = replace(self.reader, hide_expired=not staleness.inject_expired)
+        # What the next SessionStart asks about, judged once the writes settle (warm.py).
+        inject_reader = self.inject_reader
+        self.warmer = Warmer(lambda: inject_reader.needs_verifying(None, limit=5))
+        self.writer.add_flusher(self.warmer.poke)
+        self.warmer.start()
+        self.warmer.poke()
         self.pause_state = PauseState(paths.pause_path(self.root))
         self.board = Board(self.store.board, self.writer.submit,
                            lambda: self.store.take_time(None),
@@ -291,6 +299,7 @@ class Daemon:
         to tell, so later failures here are ignored."""
         closers = [self.board.close if self.board else None,
                    self.team.stop if self.team else None,
+                   getattr(getattr(self, "warmer", None), "stop", None),
                    self.server.close if self.server else None,
                    getattr(getattr(self, "writer", None), "stop", None),
                    getattr(getattr(self, "store", None), "close", None),
@@ -348,6 +357,7 @@ class Daemon:
         self.server.drain()
         if self.team is not None:
             self.team.stop()
+        self.warmer.stop()
         self.writer.stop()
         self.server.close()
         self._backups.join(60)

@@ -72,7 +72,26 @@ class StoreJudge:
     # -- evidence ----------------------------------------------------------------------------
     def evidence(self, ids: list[str], users: dict[str, str], created: dict[str, float],
                  until: float) -> dict[str, policy.Evidence]:
-        """What was known at ``until`` about each record (later records not yet)."""
+        """What was known at ``until`` about each record (later records not yet).
+
+        Known until a time after every record and confirmation, it is all there is: kept
+        (``store.cache``) until the next write, so a record judged again (a hit found again,
+        the next SessionStart's candidates) costs no query."""
+        latest = self.store.latest_time()
+        if latest is None or until < latest:
+            return self._evidence(ids, users, created, until)
+        cache = self.store.cache
+        generation = cache.now()
+        out = cache.found("evidence", ids)
+        missing = [rid for rid in ids if rid not in out]
+        if missing:
+            found = self._evidence(missing, users, created, until)
+            cache.keep("evidence", generation, found)
+            out.update(found)
+        return {rid: out[rid] for rid in ids}
+
+    def _evidence(self, ids: list[str], users: dict[str, str], created: dict[str, float],
+                  until: float) -> dict[str, policy.Evidence]:
         out = self._from_relations(ids, until)
         for rid, found in self._from_assertions(ids, users, created, until).items():
             out[rid] = out[rid].merged(found)
@@ -161,13 +180,14 @@ class StoreJudge:
         ids = self.store.verify_candidates(normalize_user(user_id), now, aged_before,
                                            candidates)
         judged = self.judge(ids, now)
-        texts = self.store.excerpts(ids, EXCERPT_CHARS)
         rows = [(rid, s) for rid, s in judged.items()
                 if s.level != models.FRESH and s.category in VERIFY_CATEGORIES]
         rows.sort(key=lambda item: (-item[1].score, item[0]))
+        del rows[limit:]
+        texts = self.store.excerpts([rid for rid, _s in rows], EXCERPT_CHARS)
         return [{"id": rid, "content": _excerpt(texts.get(rid)), "category": s.category,
                  "level": s.level, "action": s.action, "score": s.score,
-                 "age_days": s.age_days, "reason": s.reason} for rid, s in rows[:limit]]
+                 "age_days": s.age_days, "reason": s.reason} for rid, s in rows]
 
 
 def _excerpt(text: str | None) -> str:

@@ -42,10 +42,12 @@ from .ledger import LedgerTable
 from .links import closes_cycle, cycle_message
 from .migrations import migrate
 from .outbox import EXPIRE, FORGET, LINK, RECORD, REJECT, REJECT_FIELDS, RESTORE, Outbox
+from .read_cache import ReadCache
 from .reviews import ReviewTable
 from .schema import DERIVED_VERSION_KEY, ensure_derived_schema, get_meta, set_meta
 from .sqlite import VARIABLE_BUDGET, batches, connect, in_batches, transaction
 from .user_index import UserIndexes
+from .watch import ensure_watch
 
 INDEX_VERSION = 7  # 4: created_at and expires_at in milliseconds; 5: client; 6: one index per
 # user, author, session_id, valid_at; 7: the record's stored copy and audit sequence
@@ -127,6 +129,9 @@ class MemoryStore:
         paths.ensure_state_dir(root)
         self.db_path = paths.memory_db_path(root)
         self.clock = HybridClock(wall=wall)
+        self.generation = 0  # one step as each transaction begins and one as it ends
+        self.cache = ReadCache(lambda: self.generation)  # what a read found, until then
+        self._rows_ahead = False  # records dated beyond the clock's reach (not followed)
         self._write, self.integrity = self._open()
         self.derived = DerivedTables(self._write)
         self.reviews = ReviewTable(self._write, self._read)  # held review decisions
@@ -177,7 +182,7 @@ class MemoryStore:
             conn = connect(self.db_path, durable=True)
             checked = integrity.check(conn, self.db_path, wall=self._wall)
             migrate(conn)
-            ensure_derived_schema(conn)
+            ensure_watch(conn, rebuilt=ensure_derived_schema(conn))
             self._observe_stored(conn)
             return conn, checked
         except BaseException as err:
@@ -255,12 +260,14 @@ class MemoryStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
+        self.generation += 1
         try:
             with transaction(self._write):
                 self._clear_indexed()
                 yield
         finally:
             self._changed.clear()
+            self.generation += 1
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -315,6 +322,7 @@ class MemoryStore:
                 f" WHERE typeof({column}) IN ('real', 'integer')", (horizon,)).fetchone()
             newest, ahead = row[0], row[1] or 0
             if ahead:
+                self._rows_ahead = self._rows_ahead or table == "records"
                 newest = conn.execute(
                     f"SELECT MAX({column}) FROM {table} WHERE typeof({column}) IN"
                     f" ('real', 'integer') AND {column} <= ?", (horizon,)).fetchone()[0]
@@ -885,7 +893,9 @@ class MemoryStore:
             sql += (" AND (r.expires_at IS NULL OR r.expires_at > ?)"
                     " AND COALESCE(s.status, 'current') != 'superseded'")
             params.append(time.time())
-        if kinds:
+        if list(kinds) == [models.NOTE]:
+            sql += " AND r.kind = 'note'"  # the literal lets SQLite use records_notes
+        elif kinds:
             sql += f" AND r.kind IN ({', '.join('?' * len(kinds))})"
             params.extend(kinds)
         if excluded:
@@ -945,6 +955,21 @@ class MemoryStore:
         return None if row is None else str(row[0])
 
     # -- what staleness reads (any thread) ----------------------------------------------------
+    def latest_time(self) -> float | None:
+        """No record or confirmation is dated after this (None: some may be, the store holds
+        records dated beyond its clock's reach): evidence known "until" any later time is
+        all there is, so it may be kept (``cache``) until the next write."""
+        if self._rows_ahead:
+            return None
+        generation = self.cache.now()
+        kept = self.cache.found("latest", ["confirmed"])
+        if "confirmed" in kept:
+            confirmed = kept["confirmed"]
+        else:
+            confirmed = self._read().execute("SELECT MAX(at) FROM confirmations").fetchone()[0]
+            self.cache.keep("latest", generation, {"confirmed": confirmed})
+        return max(self.clock.last, confirmed or 0.0) + 0.001  # past any rounding
+
     def staleness_rows(self, ids: Iterable[str]) -> dict[str, sqlite3.Row]:
         """Per record: kind, source, user, creation time and derived category."""
         return {r["id"]: r for r in in_batches(
@@ -970,27 +995,23 @@ class MemoryStore:
         """Records a current read may show at ``at`` that may need verifying, oldest first:
         of a category in ``aged_before`` and created before its time there, or contradicted by
         a claim relation, or asserting something about a person (which a later record may
-        contradict at any age)."""
-        if not aged_before:
-            return []
-        aged = " ".join("WHEN ? THEN r.created_at <= ?" for _ in aged_before)
-        params: list[Any] = [normalize_user(user_id), at, at]
-        params += [x for item in aged_before.items() for x in item]
-        params += list(aged_before)
-        params.append(limit)
-        return [r[0] for r in self._read().execute(
-            "SELECT r.id FROM records r JOIN record_category c ON c.record_id = r.id"
-            " LEFT JOIN record_state s ON s.record_id = r.id"
-            " WHERE r.user_id = ? AND r.forgotten_at IS NULL AND r.kind != 'prompt'"
-            " AND COALESCE(s.status, 'current') != 'superseded' AND r.created_at <= ?"
-            " AND (r.expires_at IS NULL OR r.expires_at > ?)"
-            f" AND ((CASE c.category {aged} ELSE 0 END)"
-            f" OR (c.category IN ({', '.join('?' * len(aged_before))}) AND ("
-            " EXISTS (SELECT 1 FROM relations x WHERE x.target_record = r.id"
-            " AND x.kind IN ('supersedes', 'conflicts_with'))"
-            " OR EXISTS (SELECT 1 FROM assertions a WHERE a.record_id = r.id"
-            " AND a.attribute != 'text'))))"
-            " ORDER BY r.created_at, r.id LIMIT ?", params)]
+        contradict at any age).
+
+        Read from ``record_watch`` (``watch.py``): per category, its oldest aged rows and its
+        oldest flagged ones, each at most ``limit``; the oldest ``limit`` of them all are the
+        answer, whatever the store's size."""
+        conn, user = self._read(), normalize_user(user_id)
+        found: dict[str, float] = {}
+        for category, before in aged_before.items():
+            for flagged, until in (("", min(before, at)), (" AND w.flagged = 1", at)):
+                found.update((row[0], row[1]) for row in conn.execute(
+                    "SELECT w.record_id, w.created_at FROM record_watch w"
+                    " CROSS JOIN records r ON r.id = w.record_id"
+                    f" WHERE w.user_id = ? AND w.category = ?{flagged} AND w.created_at <= ?"
+                    " AND (r.expires_at IS NULL OR r.expires_at > ?)"
+                    " ORDER BY w.created_at, w.record_id LIMIT ?",
+                    (user, category, until, at, limit)))
+        return sorted(found, key=lambda rid: (found[rid], rid))[:limit]
 
     def excerpts(self, ids: Iterable[str], chars: int) -> dict[str, str]:
         """The start of each record's text."""
@@ -1012,8 +1033,10 @@ class MemoryStore:
 
     def confirms_into(self, claim_ids: Iterable[str]) -> list[sqlite3.Row]:
         """``confirms`` relations aimed at these claims."""
-        return in_batches(self._read(), "SELECT * FROM relations WHERE kind = 'confirms'"
-                          " AND target_claim IN ({ids})", claim_ids)
+        # ``+kind``: looked up by the claims (relations_target_claim), never from the index on
+        # the kind, which reads every confirms relation of the store.
+        return in_batches(self._read(), "SELECT * FROM relations WHERE target_claim IN ({ids})"
+                          " AND +kind = 'confirms'", claim_ids)
 
     def created_times(self, ids: Iterable[str]) -> dict[str, float]:
         """Creation times of the records among ``ids`` that are not forgotten."""

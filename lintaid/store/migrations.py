@@ -336,3 +336,11 @@ def m009_bulletin_board(conn: sqlite3.Connection) -> None:
                 VALUES ('delete', old.seq, old.content);
         END
     """)
+
+
+@migration
+def m010_notes(conn: sqlite3.Connection) -> None:
+    """A user's notes, newest first, without reading the other records: the notes a
+    SessionStart lists read every record of a store that holds none. Partial, so only a
+    query naming ``kind = 'note'`` itself can use it (no other query's plan moves)."""
+    conn.execute("CREATE INDEX records_notes ON records(user_id, created_at) WHERE kind = 'note'")

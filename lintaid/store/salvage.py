@@ -24,6 +24,7 @@ from typing import Final
 from . import integrity
 from .migrations import migrate
 from .schema import DERIVED_TABLES
+from .watch import WATCH_TABLE
 
 MAX_ROWID = 2**63 - 1
 BATCH = 256
@@ -176,7 +177,7 @@ def durable_tables(conn: sqlite3.Connection) -> list[str]:
     names = [str(r[0]) for r in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
     durable = [n for n in names if n not in NOT_SALVAGED and n not in DERIVED_TABLES
-               and not n.startswith(FILLED_BY_TRIGGERS)]
+               and not n.startswith(FILLED_BY_TRIGGERS) and n != WATCH_TABLE]
     return sorted(durable, key=lambda n: (FIRST.index(n) if n in FIRST else len(FIRST), n))
 
 

@@ -22,6 +22,9 @@ def connect(path: Path, *, durable: bool) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
     conn.execute("PRAGMA busy_timeout=30000")
+    # An INSERT OR REPLACE fires the DELETE triggers of the row it replaces (memory.db's
+    # record_watch is kept by triggers, ``watch.py``); no trigger writes a table with one.
+    conn.execute("PRAGMA recursive_triggers=ON")
     return conn
 
 
