@@ -26,6 +26,7 @@ SHARED = next((p / "shared" / "bench-data" for p in (REPO.parent, REPO.parent.pa
 
 # script: (arguments, seconds allowed, what it needs to run at all, or None)
 SMALL: dict[str, tuple[list[str], float, str | None]] = {
+    "board": (["--posts", "10"], 300, None),
     "client": (["--sizes", "300,600", "--single", "50", "--concurrent", "100",
                 "--threads", "4", "--queries", "20"], 300, None),
     "documents": (["--records", "200", "--documents", "10", "--runs", "2"], 300, None),
@@ -33,9 +34,11 @@ SMALL: dict[str, tuple[list[str], float, str | None]] = {
     "histories": (["--turns", "10"], 300, None),
     "history_intent": ([], 300, None),
     "hooks": (["--runs", "3"], 300, None),
+    "http": (["--records", "50", "--requests", "10"], 300, None),
     "idle": (["--seconds", "1", "--settle", "1"], 300, None),
     "injection": (["--sessions", "1"], 300, None),
     "lifecycle": (["--runs", "1"], 300, None),
+    "lint_docs": (["--pages", "50", "--runs", "1"], 300, None),
     "lint": (["--sizes", "200", "--export", "50", "--queries", "10"], 300, None),
     "locomo": (["--conversations", "1"], 600, "locomo"),
     "loop": (["--seconds", "1", "--batches", "2", "--batch-size", "100"], 300, None),
