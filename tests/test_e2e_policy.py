@@ -87,20 +87,16 @@ def test_two_sessions_setting_one_value_meet_on_one_chain(served: Served) -> Non
     time.sleep(0.01)
     capture(served, "b", "The sync worker gives up too early.", "retry_limit: 5")
     hits = served.json("search", "sync worker retry_limit", "--top-k", "10")["results"]
-    # Nobody said the limit changed: the newer value likely holds, the older waits for review.
-    states = {c["value"]: (h["status"], c["status"], h["reviews"])
-              for h in hits for c in h["claims"]}
-    assert set(states) == {"3", "5"}
-    assert states["5"][:2] == ("current", "current")
-    assert states["3"][:2] == ("conflicted", "conflicted")
-    assert states["3"][2] == states["5"][2] and len(states["5"][2]) == 1  # one review item
-    (item,) = served.json("review")["results"]
-    assert item["id"] == states["5"][2][0]
-    # Both sides are injected, the older marked: the agent sees the dispute, not one side.
+    # Nobody said the limit changed, but both set one key: the newer value holds (a newer
+    # same-kind source), the older is hidden, nothing waits for review.
+    states = {c["value"]: (h["status"], c["status"]) for h in hits for c in h["claims"]}
+    assert states == {"5": ("current", "current")}
+    assert served.json("review")["results"] == []
+    older = served.json("search", "sync worker retry_limit", "--history")["results"]
+    assert any(c["value"] == "3" and c["status"] == "superseded"
+               for h in older for c in h["claims"])
     context = context_for(served, "What is the sync worker retry_limit?")
-    assert "retry_limit: 5\n" in context + "\n"
-    assert "retry_limit: 3 [conflicted]" in context
-    assert "retry_limit: 5 [conflicted]" not in context
+    assert "retry_limit: 5" in context and "retry_limit: 3" not in context
 
 
 def test_forget_via_cli_hides_everywhere_and_stays_forgotten(served: Served) -> None:

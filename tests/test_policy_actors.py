@@ -167,10 +167,11 @@ def test_a_newer_statement_of_the_purpose_retires_the_actors_claim_too(s: Store)
     assert s.reader.get(newer, None).status == "current"
 
 
-def test_a_newer_purpose_without_a_cue_leaves_the_actor_in_review(s: Store) -> None:
-    """Nobody said the client changed: the newer is current, the actor's sentence is likely
-    retired and waits in review (conflicted), not hidden."""
+def test_a_newer_purpose_without_a_cue_retires_the_actor_as_a_newer_same_kind(
+        s: Store) -> None:
+    """Nobody said the client changed, but the newer note names the same thing by the same
+    name: the newer same-kind statement holds (design: 0.90), the actor's sentence retires."""
     actor = s.put(ACTOR, T0)
     newer = s.put("We use httpx for outbound HTTP calls.", T0 + 60)
-    assert s.reader.get(actor, None).status == "conflicted"
+    assert s.reader.get(actor, None).status == "superseded"
     assert s.reader.get(newer, None).status == "current"

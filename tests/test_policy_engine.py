@@ -52,16 +52,16 @@ def test_a_newer_setting_that_says_it_changed_supersedes() -> None:
     assert d.record_state["a"].superseded_by == "b"
 
 
-def test_a_newer_setting_without_a_cue_only_likely_supersedes() -> None:
-    """Nobody said the limit changed: the newer value is current, the older waits in review
-    (conflicted), neither is hidden."""
+def test_a_newer_setting_without_a_cue_supersedes_as_a_newer_same_kind() -> None:
+    """Nobody said the limit changed, but both set one key: the newer value holds (design: a
+    newer same-kind source, 0.90) and the older is retired."""
     d = derived(RecordInput("a", "retry_limit: 3", created_at=JAN),
                 RecordInput("b", "retry_limit: 5", created_at=FEB))
     [rel] = [r for r in d.all_relations() if r.method != "explicit"]
     assert (rel.kind, rel.source_record, rel.target_record, rel.confidence) == (
-        "supersedes", "b", "a", 0.8)
-    assert d.claim_statuses("a") == ["conflicted"]
-    assert (d.status("a"), d.status("b")) == ("conflicted", "current")
+        "supersedes", "b", "a", 0.9)
+    assert d.claim_statuses("a") == ["superseded"]
+    assert (d.status("a"), d.status("b")) == ("superseded", "current")
 
 
 def test_other_users_do_not_retire_project_memory() -> None:

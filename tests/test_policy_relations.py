@@ -182,8 +182,8 @@ def test_newer_means_a_later_creation_when_effective_times_tie() -> None:
     b = ref("b", "Artifact bucket is s3://beta.", JAN, kind="memory")
     later = ClaimRef(**{**b.__dict__, "order_key": (JAN + 0.001, "b", 1)})
     assert kinds(relate_all([a, later])) == [
-        (SUPERSEDES, "b::c1", "a::c1", 0.8, "newer_unmarked")]
-    assert statuses(relate_all([a, later]), "a::c1", "b::c1") == ["conflicted", "current"]
+        (SUPERSEDES, "b::c1", "a::c1", 0.9, "newer_same_kind")]
+    assert statuses(relate_all([a, later]), "a::c1", "b::c1") == ["superseded", "current"]
     assert kinds(relate_all([a, b])) == [
         (CONFLICTS_WITH, "b::c1", "a::c1", 0.75, "disagreement")]
     assert statuses(relate_all([a, b]), "a::c1", "b::c1") == ["conflicted", "conflicted"]

@@ -186,16 +186,16 @@ def test_two_notes_seconds_apart_the_newer_wins(s: Store) -> None:
     assert [c.status for c in got.claims] == ["superseded"]
 
 
-def test_two_notes_seconds_apart_without_a_cue_the_older_waits_in_review(s: Store) -> None:
-    """Nobody said the bucket changed: the newer is current, the older likely retired and
-    marked conflicted (the review queue), and neither is hidden."""
+def test_two_notes_seconds_apart_without_a_cue_the_newer_holds(s: Store) -> None:
+    """Nobody said the bucket changed, but both name one setting alike: the newer note holds
+    (a newer same-kind source, 0.90) and the older is hidden."""
     alpha = s.put("Artifact bucket is s3://alpha.", T0)
     beta = s.put("Artifact bucket is s3://beta.", T0 + 2)
     hits, hidden = s.search("artifact bucket")
-    assert hits[0] == (beta, "current") and (alpha, "conflicted") in hits and hidden == 0
+    assert hits == [(beta, "current")] and hidden == 1
     got = s.reader.get(alpha, None)
-    assert (got.status, got.confidence) == ("conflicted", 0.8)
-    assert [c.status for c in got.claims] == ["conflicted"]
+    assert (got.status, got.confidence) == ("superseded", 0.9)
+    assert [c.status for c in got.claims] == ["superseded"]
 
 
 def test_two_notes_with_no_order_are_both_marked_conflicted(s: Store) -> None:

@@ -222,14 +222,14 @@ def test_a_memory_naming_a_documents_value_retires_it_in_memorys_view() -> None:
         (SUPERSEDES, mem, "transition")]
 
 
-def test_two_values_without_a_cue_wait_in_review_the_newer_stays_current() -> None:
+def test_two_values_of_one_named_setting_without_a_cue_the_newer_holds() -> None:
     s = Story()
     a = s.note("Artifact bucket is s3://delta.")
     b = s.note("Artifact bucket is s3://epsilon.")
-    assert s.status_of(a, "s3://delta") == "conflicted"
+    assert s.status_of(a, "s3://delta") == "superseded"
     assert s.status_of(b, "s3://epsilon") == "current"
     (rel,) = [r for r in s.store.all_relations() if r.target_record == a]
-    assert rel.kind == SUPERSEDES and rel.confidence < 0.9  # likely, waiting for a person
+    assert (rel.kind, rel.confidence, rel.method) == (SUPERSEDES, 0.9, "newer_same_kind")
 
 
 def test_the_same_value_confirms() -> None:

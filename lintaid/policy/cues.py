@@ -71,6 +71,11 @@ _QUESTION_RX = re.compile(
     r"\?\s*[\"')\]]*\s*$"
     r"|^(?:so\s+|and\s+|but\s+|ok(?:ay)?,?\s+)?(?:what|which|who|whom|whose|why|how|where|when|"
     r"is|are|was|were|do|does|did|can|could|would|should|shall|will|has|have|any)\b[^.!]*$", _I)
+# "When naming attributes, end them with '_at'": a clause of time or place before the main
+# one, not a question (no "?", and no auxiliary after the wh-word: "when is ..." asks).
+_SUBORDINATE = re.compile(
+    r"^(?:when|whenever|where|wherever|while|once)\s+(?!(?:is|are|was|were|do|does|did|can|"
+    r"could|would|should|will|shall|has|have|had|must|may|might)\b)[^,?]{1,80},\s*\S", _I)
 _PROPOSAL_RX = re.compile(
     r"\b(?:maybe|perhaps|might|could|we\s+could|i\s+could|you\s+could|consider(?:ing)?|"
     r"suggest(?:ion|ed|s)?|i'?d\s+(?:suggest|recommend|propose|go\s+with|tighten|lean)|"
@@ -113,7 +118,7 @@ def cue(text: str) -> str:
     t = " ".join(prose(text).split())
     if not t:
         return NONE
-    if _QUESTION_RX.search(t):
+    if _QUESTION_RX.search(t) and ("?" in t or not _SUBORDINATE.search(t)):
         return QUESTION
     if _REJECTION_RX.search(t):
         return REJECTION

@@ -428,7 +428,13 @@ def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | No
         # disagrees with itself
         return None
     if is_newer(newer, older) and newer.source_kind == older.source_kind:
-        # Said later by the same kind of source, without saying it changed anything: most
-        # likely the newer holds, but nobody said so; a person confirms it in review.
+        if same_key and same_slot(newer, older):
+            # One setting named alike in both ("attribute names" ending in '_j', later in
+            # '_at'; "Artifact bucket is s3://delta", later "s3://epsilon"): the newer
+            # statement of the same kind of source holds, as on one chain.
+            return rel(SUPERSEDES, 0.90, "newer_same_kind", _changed(newer, older))
+        # Said later by the same kind of source, without saying it changed anything, on a
+        # topic that is only alike: most likely the newer holds, but nobody said so; a
+        # person confirms it in review.
         return rel(SUPERSEDES, LIKELY, "newer_unmarked", _changed(newer, older))
     return rel(CONFLICTS_WITH, 0.75, "disagreement", _changed(newer, older))
