@@ -418,3 +418,15 @@ def test_two_values_written_as_one_key_are_one_setting() -> None:
     two = ref("a", "The pgx pool is 20 connections (`DB_POOL_SIZE=20`), min 2.", JAN,
               kind="memory", value="2")
     assert not same_slot(new, two)
+
+
+def test_also_of_one_setting_named_alike_is_its_new_value() -> None:
+    # "Additionally, ..." of the same named setting (same subject, same kind of value) is one
+    # more statement of its value: the newer holds. Of a topic only alike it adds, and stays.
+    old = ref("a", "From now on, begin all method names with the prefix 'md_'.", JAN,
+              kind="memory")
+    new = ref("b", "Additionally, I'd like you to start method names with 'o_'.", FEB,
+              kind="memory")
+    assert (old.subject, old.predicate) == (new.subject, new.predicate)
+    assert kinds(relate_all([old, new])) == [
+        (SUPERSEDES, "b::c1", "a::c1", 0.9, "newer_same_kind")]

@@ -413,7 +413,10 @@ def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | No
         return rel(SUPERSEDES, 0.95, "correction_cue", _changed(newer, older))
     if cue == INTENT and sim >= (need if specific else max(need, INTENT_AT)):
         return rel(SUPERSEDES, 0.92, "turn_intent", _changed(newer, older))
-    if cue in ("keep", "add", "remove") or sim < RELATE_AT:
+    named = same_key and same_slot(newer, older)
+    if (cue in ("keep", "remove") or (cue == "add" and not named)) or sim < RELATE_AT:
+        # "Also, ..." adds to what a topic holds; of one setting named alike ("Additionally,
+        # start method names with 'o_'") it is one more statement of its value
         return None
     if is_newer(newer, older) and newer.source_kind == DOCUMENT:
         # The project's decision documents are the documented rule: the newer one holds,
@@ -428,7 +431,7 @@ def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | No
         # disagrees with itself
         return None
     if is_newer(newer, older) and newer.source_kind == older.source_kind:
-        if same_key and same_slot(newer, older):
+        if named:
             # One setting named alike in both ("attribute names" ending in '_j', later in
             # '_at'; "Artifact bucket is s3://delta", later "s3://epsilon"): the newer
             # statement of the same kind of source holds, as on one chain.
