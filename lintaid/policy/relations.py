@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from . import topics
 from .kinds import kind_of
 from .topics import near_similarity, shape, shaped_contrasting, shaped_strong_overlap
-from .values import DURATION, compatible, duration_units
+from .values import DURATION, NUMBER, compatible, duration_units
 
 VALUE = "value"  # a setting's value: of whatever kind its canonical form shows
 
@@ -287,6 +287,19 @@ def _keys_of(evidence: str, value: str) -> set[str]:
             if m.group(2).strip().lower() == folded}
 
 
+def named_setting(newer: ClaimRef, older: ClaimRef) -> bool:
+    """Whether two claims on one subject name one setting, so the newer statement of it
+    holds without a cue: a named slot (``same_slot``), and for a bare number a key written
+    as an identifier too ("retry_limit: 3"; "Thread 3 note 7" numbers things, it sets
+    nothing)."""
+    if not same_slot(newer, older):
+        return False
+    if newer.predicate != NUMBER:
+        return True
+    return bool(_identifier_terms(newer.subject, older.subject)
+                or _keys_of(newer.evidence, newer.value) & _keys_of(older.evidence, older.value))
+
+
 def _identifier_terms(*texts: str, dotfiles: bool = False) -> set[str]:
     """Terms written as identifiers in a subject (``max_conns``, ``TRANSFORM_WH``), and with
     ``dotfiles`` a file named by its dot (``.nvmrc``: the subject keeps no dot, so the
@@ -413,7 +426,7 @@ def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | No
         return rel(SUPERSEDES, 0.95, "correction_cue", _changed(newer, older))
     if cue == INTENT and sim >= (need if specific else max(need, INTENT_AT)):
         return rel(SUPERSEDES, 0.92, "turn_intent", _changed(newer, older))
-    named = same_key and same_slot(newer, older)
+    named = same_key and named_setting(newer, older)
     if (cue in ("keep", "remove") or (cue == "add" and not named)) or sim < RELATE_AT:
         # "Also, ..." adds to what a topic holds; of one setting named alike ("Additionally,
         # start method names with 'o_'") it is one more statement of its value
