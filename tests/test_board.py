@@ -23,6 +23,7 @@ from mcp.types import Implementation
 from lintaid_client import ops, paths, protocol
 from tests.conftest import Served, lintaid_env, wait_for
 from tests.redaction_corpus import GHP
+from tests.test_mcp import call
 
 pytestmark = pytest.mark.slow
 
@@ -52,14 +53,6 @@ def params(root: Path, **env: str) -> StdioServerParameters:
 def agent(root: Path, name: str, **env: str) -> Client:
     """An MCP session of the agent client ``name`` (its ``clientInfo``)."""
     return Client(params(root, **env), client_info=Implementation(name=name, version="1.0"))
-
-
-async def call(client: Client, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
-    result = await client.call_tool(tool, args or {})
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
-    return result.structured_content
 
 
 async def refused(client: Client, tool: str, args: dict[str, Any]) -> str:

@@ -9,28 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from lintaid.capture.record import NewRecord
 from lintaid.policy import staleness as policy
-from lintaid.store.memory import MemoryStore
 from lintaid.store_lint import StoreJudge
-from lintaid.writer import Writer
-
-DAY = policy.DAY
-T0 = 1_767_225_600.0
+from tests.test_record_watch import DAY, T0
+from tests.test_record_watch import Store as WatchStore
 
 
-class Store:
-    def __init__(self, root: Path) -> None:
-        self.store = MemoryStore(root)
-        self.writer = Writer(self.store)
-        self.writer.start()
-        self.n = 0
-
-    def add(self, text: str, days_before: float) -> str:
-        self.n += 1
-        rec = NewRecord(content=text, kind="note", source=f"test/{self.n}",
-                        created_at=T0 - days_before * DAY)
-        return str(self.writer.run(lambda: self.store.put(rec, "test"))[0])
+class Store(WatchStore):
+    """The record-watch tests' store, judging staleness evidence as reads do."""
 
     def judged(self, ids: list[str], at: float = T0) -> dict[str, tuple[object, ...]]:
         out = StoreJudge(self.store, policy.StalenessConfig()).judge(ids, at)
