@@ -34,7 +34,7 @@ SMALL: dict[str, tuple[list[str], float, str | None]] = {
     "histories": (["--turns", "10"], 300, None),
     "history_intent": ([], 300, None),
     "hooks": (["--runs", "3"], 300, None),
-    "http": (["--records", "50", "--requests", "10"], 300, None),
+    "http_api": (["--records", "50", "--requests", "10"], 300, None),
     "idle": (["--seconds", "1", "--settle", "1"], 300, None),
     "injection": (["--sessions", "1"], 300, None),
     "lifecycle": (["--runs", "1"], 300, None),
@@ -44,7 +44,7 @@ SMALL: dict[str, tuple[list[str], float, str | None]] = {
     "loop": (["--seconds", "1", "--batches", "2", "--batch-size", "100"], 300, None),
     "mcp_initialize": (["--runs", "3"], 300, None),
     "memorycode": (["--limit", "2", "--jobs", "1"], 600, "memorycode"),
-    "no_silent_loss": (["--events", "10", "--wave", "5", "--load", "1"], 300, None),
+    "no_silent_loss": (["--events", "10", "--wave", "5", "--load", "1", "--ramp-s", "5"], 300, None),
     "recovery": (["--records", "200"], 300, None),
     "redact": (["--mb", "0.1", "--runs", "1"], 300, None),
     "relations": ([], 300, None),
@@ -82,6 +82,12 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(scripts) - set(SMALL))
     if unknown:
         print(f"no small size declared for: {', '.join(unknown)} (add them to SMALL)")
+        return 2
+    # A script runs with benchmarks/ first on sys.path, so one named like a standard-library
+    # module (http.py) hides that module from every other script that imports it.
+    shadowing = sorted(set(scripts) & sys.stdlib_module_names)
+    if shadowing:
+        print(f"named like a standard-library module: {', '.join(shadowing)} (rename them)")
         return 2
     chosen = args.only.split(",") if args.only else scripts
     failed: list[str] = []

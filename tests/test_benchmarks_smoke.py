@@ -17,3 +17,9 @@ def test_every_benchmark_has_a_small_size() -> None:
     listed = {Path(line.split()[0]).stem for line in proc.stdout.splitlines()}
     scripts = {p.stem for p in (REPO / "benchmarks").glob("*.py")} - {"smoke"}
     assert listed == scripts
+
+
+def test_no_benchmark_hides_a_standard_library_module() -> None:
+    """benchmarks/http.py once made `import http.client` fail in every other script."""
+    scripts = {p.stem for p in (REPO / "benchmarks").glob("*.py")}
+    assert not scripts & sys.stdlib_module_names

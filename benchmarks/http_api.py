@@ -1,7 +1,7 @@
 """HTTP search beside socket search, same daemon, same run: p50/p99 of each.
 
-    python benchmarks/http.py                      # 2,000 records, 300 searches each way
-    python benchmarks/http.py --records 10000 --requests 1000
+    python benchmarks/http_api.py                      # 2,000 records, 300 searches each way
+    python benchmarks/http_api.py --records 10000 --requests 1000
 
 Starts a daemon process (``LINTAID_NO_WATCH=1``) in a temporary project, adds the records
 through ``Memory.add_many``, starts the HTTP API with ``lintaid http --json`` and then, for
