@@ -286,3 +286,19 @@ def test_incremental_derivation_equals_a_rebuild() -> None:
         s.note(text)
     s.store.drop("r03")
     assert s.store.snapshot() == s.store.fresh().snapshot()
+
+
+def test_a_generic_word_beside_a_value_says_what_it_is_of() -> None:
+    """"Deploys go to Fly.io": "deploy" weighs little in similarity, but said right beside
+    the value it is what the value is of; the sentence had yielded no claim at all."""
+    text = "Request: Where do we deploy?\nResult: Deploys go to Fly.io, region fra."
+    assert [(c.predicate, c.value) for c in record_claims_of(text, "capture")] \
+        == [("host", "fly.io")]
+
+
+def test_punctuation_cut_out_of_code_is_no_value() -> None:
+    """``CELERY_BROKER_USE_SSL = {...}`` had given the value "{", and a supersession drawn
+    to it retired the broker's real value."""
+    text = ('Result: I added `CELERY_BROKER_USE_SSL = {"ssl_cert_reqs": ssl.CERT_REQUIRED}` '
+            "and deployed to staging.")
+    assert all(any(ch.isalnum() for ch in c.value) for c in record_claims_of(text, "capture"))

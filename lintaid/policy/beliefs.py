@@ -117,7 +117,13 @@ def record_claims_of(text: str, kind: str) -> list[Claim]:
             asked.append(c)
     # What was asked comes before what was done: in a record's order a result's statement is
     # the later one, so it may retire what its own request said.
-    return [c for c in asked + out if not _work_report(c)]
+    return [c for c in asked + out if not _work_report(c) and _says_something(c.value)]
+
+
+def _says_something(value: str) -> bool:
+    """A value with a letter or digit in it, or a removal: ``{`` of ``KEY = {"a": 1}`` is
+    punctuation cut out of code, and a supersession drawn to it retires a real value."""
+    return value == REMOVED or any(ch.isalnum() for ch in value)
 
 
 _WORK_VERBS: Final = frozenset(
@@ -228,7 +234,12 @@ def _statement_claims(st: Statement, text: str, rules: list[Claim],
         topic = topics.merge(near, topics.weigh(topics.name_terms(v.name), 1.0), lead, context,
                              request, _kind_term(v.norm, v.type))
         olds = [o.norm for o in old if compatible(o.type, v.type)]
-        if not olds and not any(w >= topics.LEAD_WEIGHT for w in topic.values()):
+        # A generic word said right beside the value names it too: "Deploys go to Fly.io",
+        # "builds run on Blacksmith" (such a word only weighs less in similarity).
+        said_near = any(t in topics.GENERIC and w >= topics.GENERIC_WEIGHT
+                        for t, w in near.items())
+        if not olds and not said_near and not any(w >= topics.LEAD_WEIGHT
+                                                  for w in topic.values()):
             continue  # nothing of its own says what it is about, and it names nothing old
         local = raw[frag[0]:frag[1]]
         cue = _value_cue(raw, frag, own)
