@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -34,6 +34,7 @@ from .doclint.check import lint as doc_lint
 from .doclint.config import ConfigError
 from .policy.history import is_history_query, strip_history_phrases
 from .policy.staleness import StalenessConfig
+from .retrieval import retired as retired_elsewhere
 from .retrieval.admit import chit_chat
 from .retrieval.dates import date_phrases
 from .retrieval.passages import passages as find_passages
@@ -358,8 +359,9 @@ class Reader:
         since ``req.since``, unresolved conflicts, the newest notes and turn outcomes."""
         mem, ws, user = self.memory, self.workspace, req.user_id
         out = models.ProjectState(since=req.since)
-        out.decisions = self._unretired([_statement(r, "c", models.MEMORY)
-                                         for r in mem.current_claims(user, req.decisions)])
+        rows = mem.current_claims(user, req.decisions)
+        out.decisions = self._unretired([_statement(r, "c", models.MEMORY) for r in rows],
+                                        _scopes(rows), user)
         retired = mem.retired_since(user, req.since, req.changes) if req.since is not None \
             else []
         if ws is not None:
@@ -372,6 +374,8 @@ class Reader:
             out.decisions.sort(key=lambda s: -(s.created_at or 0.0))
             if req.since is not None:
                 retired += ws.retired_since(req.since, req.changes)
+        # What the project restated or changed before what it said once, newest first in each.
+        out.decisions.sort(key=lambda s: not s.standing)
         out.conflicts = self.conflicts(user, req.conflicts)
         out.changes = [_change(r) for r in retired]
         if req.since is not None:
@@ -386,24 +390,31 @@ class Reader:
             owner, req.outcomes * 4, doc_types=[TURN], branch=req.branch,
             not_session=req.session_id)), req.outcomes)
         if req.this_session and req.session_id:
-            out.session_decisions = self._unretired([
-                _statement(r, "c", models.MEMORY)
-                for r in mem.current_claims(user, req.decisions, session_id=req.session_id)])
+            rows = mem.current_claims(user, req.decisions, session_id=req.session_id)
+            out.session_decisions = self._unretired(
+                [_statement(r, "c", models.MEMORY) for r in rows], _scopes(rows), user)
             out.session_outcomes = self._listed(mem.list_ids(
                 owner, req.outcomes * 2, doc_types=[TURN], session_id=req.session_id))
         return out
 
-    def _unretired(self, decisions: list[models.Statement]) -> list[models.Statement]:
+    def _unretired(self, decisions: list[models.Statement], scopes: Mapping[str, str],
+                   user_id: str | None) -> list[models.Statement]:
         """The memory decisions whose quoted statement states no value its record's claims
-        on the same evidence retired (``retrieval.passages.quotes_retired``)."""
+        on the same evidence retired (``retrieval.passages.quotes_retired``), nor a value a
+        later change retired elsewhere (``retrieval.retired``); ``scopes`` by claim id."""
         claims = self.memory.claims_for(list(dict.fromkeys(d.record_id for d in decisions)))
         retired: dict[tuple[str, str], list[str]] = {}
         for rid, found in claims.items():
             for c in found:
                 if c["status"] == models.SUPERSEDED:
                     retired.setdefault((rid, c["evidence"]), []).append(c["value"])
+        table = self._retirements(user_id)
         return [d for d in decisions if not quotes_retired(
-            d.evidence, d.value, retired.get((d.record_id, d.evidence), []))]
+            d.evidence, d.value, retired.get((d.record_id, d.evidence), []))
+            and retired_elsewhere.retiring(
+                table, d.value, predicate=d.predicate, subject=d.subject,
+                scope=scopes.get(d.claim_id, ""), evidence=d.evidence,
+                record_id=d.record_id, created_at=d.created_at) is None]
 
     def previous_session_start(self, user_id: str | None, session_id: str | None,
                                provider: str | None = None) -> float | None:
@@ -632,6 +643,9 @@ class Reader:
         for user, user_ids in by_user.items():
             waiting.update(review.pending_by_record(store.reviews, user, user_ids,
                                                     self.workspace))
+        # What a later change retired in other records' words (a history read shows it).
+        tables = {} if history or as_of is not None else {
+            user: self._retirements(user) for user in by_user}
         out: dict[str, Hit] = {}
         for rid in ids:
             row = rows.get(rid)
@@ -639,6 +653,9 @@ class Reader:
                 continue
             record_claims = [_with_span(Claim.from_dict(c), row["spans"].get(c["claim_id"]))
                              for c in row["claims"]]
+            record_claims = retired_elsewhere.apply(
+                record_claims, record_id=rid, created_at=row["created_at"],
+                table=tables.get(str(row["user_id"]), {}))
             status = _record_status(row, record_claims, as_of or now)
             superseded_by = row["superseded_by"]
             if (status == models.SUPERSEDED and as_of is not None
@@ -697,6 +714,10 @@ class Reader:
             hit = hits[rid]
             hit.content, hit.claims = text, []
             hit.updated_at = written if written is not None else hit.created_at
+
+    def _retirements(self, user_id: str | None
+                     ) -> dict[str, list[retired_elsewhere.Retirement]]:
+        return retired_elsewhere.retirements(*self.memory.retired_values(user_id))
 
     def _created_after(self, record_id: str | None, when: float) -> bool:
         if not record_id:
@@ -792,7 +813,13 @@ def _statement(row: dict[str, Any], prefix: str, store: str,
         status=status or row.get("status") or (
             models.CONFLICTED if prefix in ("a", "b") else models.CURRENT),
         store=store, created_at=col("created_at"), source=col("source"),
-        session_id=col("session_id"), path=col("path"), line=col("line"))
+        session_id=col("session_id"), path=col("path"), line=col("line"),
+        standing=bool(row.get("standing")))
+
+
+def _scopes(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """Each state row's claim scope, by claim id."""
+    return {r["c_claim_id"]: r.get("c_scope") or "" for r in rows}
 
 
 def _change(row: dict[str, Any]) -> models.Change:

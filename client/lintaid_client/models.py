@@ -308,6 +308,7 @@ class Statement(_Model):
     session_id: str | None = None
     path: str | None = None
     line: int | None = None
+    standing: bool = False  # it restates or replaces an earlier statement
 
     def location(self) -> str:
         """``path:line`` for a document, the record id for a memory."""

@@ -82,17 +82,19 @@ def quotes_retired(evidence: str, value: str, retired: Iterable[str]) -> bool:
     quote as current for min_conns, while "migrations with goose", an item of the same
     list, still is."""
     piece = piece_of(evidence, value)
-    return any(_states(piece, old) for old in retired if old.strip())
+    return any(states(piece, old) for old in retired if old.strip())
 
 
-def _states(text: str, value: str) -> bool:
+def states(text: str, value: str) -> bool:
+    """Whether ``text`` states ``value`` as written (not as part of a longer word, path or
+    version: "1.2" is not in "1.25")."""
     return re.search(rf"(?<![\w.-]){re.escape(value.strip())}(?![\w-]|\.\d)", text,
                      re.IGNORECASE) is not None
 
 
 def _restates(text: str, claim: Claim) -> bool:
     value = claim.value.strip()
-    if not _states(text, value):
+    if not states(text, value):
         return False
     if len(value) >= MIN_RETIRED_TEXT and not re.fullmatch(r"[\d.,]+", value):
         return True

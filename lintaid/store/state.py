@@ -58,7 +58,8 @@ def _claim_columns(live: Live, claim: str, row: str) -> str:
             if live.lines else "NULL")
     return ", ".join([
         *(f"{claim}.{name} AS {claim}_{name}"
-          for name in ("claim_id", "record_id", "subject", "predicate", "value", "evidence")),
+          for name in ("claim_id", "record_id", "subject", "predicate", "value", "evidence",
+                       "scope")),
         *(f"{live.col(row, name)} AS {claim}_{name}"
           for name in ("created_at", "source", "session_id", "path")),
         f"{line} AS {claim}_line"])
@@ -69,7 +70,8 @@ def current_claims(conn: sqlite3.Connection, live: Live, *, limit: int,
     """Claims still believed (current or conflicted), newest record first; only those of
     ``session_id``'s records when given. Left out: what a request only asked about (a
     context claim is no decision), a claim a newer one restates (the newer is listed), and
-    one a newer one likely supersedes (it waits in review, listed with the conflicts)."""
+    one a newer one likely supersedes (it waits in review, listed with the conflicts).
+    ``standing``: the claim confirms or supersedes an earlier one."""
     where = (f"{live.cond('l')} AND COALESCE(s.status, 'current') != ? AND c.cue_kind != ?"
              " AND NOT EXISTS (SELECT 1 FROM relations x WHERE x.target_claim = c.claim_id"
              " AND x.kind IN (?, ?) AND x.chain IS NOT NULL)")
@@ -77,7 +79,11 @@ def current_claims(conn: sqlite3.Connection, live: Live, *, limit: int,
     if session_id is not None:
         where += f" AND {live.col('l', 'session_id')} = ?"
         params.append(session_id)
-    sql = (f"SELECT {_claim_columns(live, 'c', 'l')}, COALESCE(s.status, 'current') AS status"
+    # Standing: it restates or replaces an earlier claim (a fact the project came back to).
+    standing = ("EXISTS (SELECT 1 FROM relations y WHERE y.source_claim = c.claim_id"
+                f" AND y.kind IN ('{CONFIRMS}', '{SUPERSEDES}'))")
+    sql = (f"SELECT {_claim_columns(live, 'c', 'l')}, COALESCE(s.status, 'current') AS status,"
+           f" {standing} AS standing"
            f" FROM {live.table} l CROSS JOIN claims c ON c.record_id = {live.col('l', 'id')}"
            f" LEFT JOIN claim_state s ON s.claim_id = c.claim_id WHERE {where}"
            f" ORDER BY {live.col('l', 'created_at')} DESC, c.record_id, c.n LIMIT ?")
@@ -155,3 +161,34 @@ def claims_by_id(conn: sqlite3.Connection, live: Live,
            " LEFT JOIN claim_state s ON s.claim_id = c.claim_id"
            f" WHERE {live.cond('l')} AND c.claim_id IN ({{ids}})")
     return [dict(r) for r in in_batches(conn, sql, claim_ids, live.params)]
+
+
+def retired_values(conn: sqlite3.Connection, live: Live) -> list[dict[str, Any]]:
+    """Every claim a newer claim of this store retired, with what retired it: ``o_*`` the
+    old claim, ``n_*`` the new one, ``new_created_at`` when the retiring
+    record was written. Driven from ``claim_state``'s index of retiring records, so only
+    retired claims are read."""
+    sql = (f"SELECT {_claim_columns(live, 'o', 'lo')}, {_claim_columns(live, 'n', 'ln')}, {live.col('ln', 'created_at')}"
+           " AS new_created_at FROM claim_state s"
+           " CROSS JOIN claims o ON o.claim_id = s.claim_id"
+           " CROSS JOIN claims n ON n.claim_id = s.superseded_by_claim"
+           f" CROSS JOIN {live.table} lo ON {live.col('lo', 'id')} = o.record_id"
+           f" CROSS JOIN {live.table} ln ON {live.col('ln', 'id')} = n.record_id"
+           f" WHERE s.superseded_by_record > '' AND s.status = ? AND o.value != ''"
+           f" AND {live.cond('lo')} AND {live.cond('ln')}")
+    return [dict(r) for r in conn.execute(sql, [SUPERSEDED, *live.params, *live.params])]
+
+
+def value_holders(conn: sqlite3.Connection, live: Live,
+                  values: Sequence[str]) -> list[dict[str, Any]]:
+    """The claims still believed (current or conflicted) whose value is one of ``values``
+    (as the claims hold them), with their records' columns: read through ``claim_keys``'s
+    value keys, never a scan of the claims."""
+    keys = ["v:" + v for v in values]
+    sql = (f"SELECT {_claim_columns(live, 'c', 'l')}"
+           " FROM claim_keys k CROSS JOIN claims c ON c.claim_id = k.claim_id"
+           f" CROSS JOIN {live.table} l ON {live.col('l', 'id')} = c.record_id"
+           " LEFT JOIN claim_state s ON s.claim_id = c.claim_id"
+           f" WHERE k.key IN ({{ids}}) AND k.strong = 1 AND c.value != ''"
+           f" AND COALESCE(s.status, 'current') != '{SUPERSEDED}' AND {live.cond('l')}")
+    return [dict(r) for r in in_batches(conn, sql, keys, after=live.params)]
