@@ -717,7 +717,16 @@ class Reader:
 
     def _retirements(self, user_id: str | None
                      ) -> dict[str, list[retired_elsewhere.Retirement]]:
-        return retired_elsewhere.retirements(*self.memory.retired_values(user_id))
+        """The values retired elsewhere, kept until the store's next write (every prompt's
+        hits and a SessionStart's decisions read them)."""
+        cache, key = self.memory.cache, normalize_user(user_id)
+        generation = cache.now()
+        kept = cache.found("retirements", [key])
+        if key in kept:
+            return kept[key]  # type: ignore[no-any-return]
+        table = retired_elsewhere.retirements(*self.memory.retired_values(user_id))
+        cache.keep("retirements", generation, {key: table})
+        return table
 
     def _created_after(self, record_id: str | None, when: float) -> bool:
         if not record_id:

@@ -928,19 +928,11 @@ class MemoryStore:
                                                            list[dict[str, Any]]]:
         """Every retired claim with what retired it (``state.retired_values``), and the
         claims still believed that hold one of their values (``state.value_holders``): what
-        ``retrieval.retired`` needs to find a value retired elsewhere. Kept until the next
-        write (``cache``): every prompt reads it."""
-        key = normalize_user(user_id)
-        generation = self.cache.now()
-        kept = self.cache.found("retired_values", [key])
-        if key in kept:
-            return kept[key]  # type: ignore[no-any-return]
+        ``retrieval.retired`` needs to find a value retired elsewhere."""
         conn = self._read()
         live = self._live(user_id)
         retired = state.retired_values(conn, live)
-        holders = state.value_holders(conn, live, sorted({r["o_value"] for r in retired}))
-        self.cache.keep("retired_values", generation, {key: (retired, holders)})
-        return retired, holders
+        return retired, state.value_holders(conn, live, sorted({r["o_value"] for r in retired}))
 
     def bare_records_retired_since(self, user_id: str | None, since: float,
                                    limit: int) -> list[dict[str, Any]]:
