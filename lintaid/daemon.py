@@ -38,6 +38,7 @@ from .lint import load_config as load_staleness
 from .notify import Notifier
 from .ops import Services
 from .pause import PauseState
+from .policy.kinds import kind_terms
 from .policy.staleness import StalenessConfig
 from .recovery import RecoveryError, RecoveryReport, recover_project
 from .search import Reader
@@ -232,7 +233,7 @@ class Daemon:
         endpoint = paths.socket_endpoint(self.root)
         staleness = self.config.staleness or load_staleness(self.root)
         try:
-            self.store = MemoryStore(self.root)
+            self.store = MemoryStore(self.root, describe=kind_terms)
         except Damaged as err:
             raise StartError(f"{err}; the daemon will not run on it. Salvage it with: "
                              f"lintaid recover --project {self.root}") from err

@@ -31,6 +31,7 @@ from lintaid_client import spool as spool_files
 
 from . import logs
 from .derivation import ensure_memory
+from .policy.kinds import kind_terms
 from .store import integrity, salvage
 from .store.backup import newest_whole_backup
 from .store.memory import MemoryStore
@@ -151,7 +152,7 @@ def _put_back(aside: Path, db: Path) -> None:
 def _rebuild_derived(root: Path) -> None:
     """Claims, relations, statuses and the search index, from the recovered rows."""
     shutil.rmtree(paths.index_dir(root, "memory"), ignore_errors=True)
-    store = MemoryStore(root)
+    store = MemoryStore(root, describe=kind_terms)
     try:
         ensure_memory(store)
     finally:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -33,6 +33,7 @@ from .capture.record import TURN, normalize_user
 from .doclint.check import lint as doc_lint
 from .doclint.config import ConfigError
 from .policy.history import is_history_query, strip_history_phrases
+from .policy.kinds import kind_terms
 from .policy.staleness import StalenessConfig
 from .retrieval import retired as retired_elsewhere
 from .retrieval.admit import chit_chat
@@ -907,12 +908,21 @@ def _match(hit: Hit, terms: Terms) -> None:
     """The hit's statements that match the query, weighed by ``terms`` (its own index's),
     and the retired claims whose statements do: a current read never points into a
     superseded claim's sentence, and knows which retired claims the query was about."""
+    match = _described(terms) if hit.store == models.MEMORY else terms.match
     if hit.historical:
-        hit.passages = find_passages(hit.content, [], terms.match)
+        hit.passages = find_passages(hit.content, [], match)
         return
-    hit.passages = find_passages(hit.content, retired_spans(hit.content, hit.claims),
-                                 terms.match)
-    hit.retired_matches = retired_matches(hit.content, hit.claims, terms.match)
+    hit.passages = find_passages(hit.content, retired_spans(hit.content, hit.claims), match)
+    hit.retired_matches = retired_matches(hit.content, hit.claims, match)
+
+
+def _described(terms: Terms) -> Callable[[str], dict[str, float]]:
+    """``terms.match`` over a statement and the words of the kinds of tools it names, as the
+    memory index holds them (``MemoryStore(describe=kind_terms)``): "Neon Postgres 16"
+    answers "which database"."""
+    def match(text: str) -> dict[str, float]:
+        return terms.match(f"{text}\n{kind_terms(text)}")
+    return match
 
 
 def _workspace_hit(row: dict[str, Any]) -> Hit:

@@ -13,6 +13,7 @@ job they do in a project; a tool doing several jobs is listed under its main one
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Final
 
@@ -86,7 +87,7 @@ _KINDS: Final = {
     "js-package-manager": "npm yarn pnpm bun",
     "bundler": "webpack vite rollup esbuild parcel turbopack swc rspack",
     "test-runner": """pytest unittest nose jest vitest mocha jasmine ava rspec minitest
-        junit testng cargo-test go-test""",
+        junit testng cargo-test go-test nextest cargo-nextest""",
     "e2e-test-tool": "playwright cypress puppeteer selenium webdriverio testcafe detox maestro",
     "linter": """ruff flake8 pylint eslint biome golangci-lint rubocop clippy stylelint
         tslint""",
@@ -110,6 +111,10 @@ _KINDS: Final = {
     "signing-tool": "minisign cosign sigstore gpg gnupg signify",
     "release-tool": "goreleaser cargo-dist release-please semantic-release changesets",
     "dependency-bot": "renovate dependabot",
+    "state-management": """riverpod flutter_riverpod bloc flutter_bloc redux redux-toolkit
+        mobx zustand pinia vuex recoil jotai getx ngrx xstate""",
+    "cli-parser": "clap structopt argparse click typer cobra urfave-cli commander yargs docopt",
+    "http-router": "chi gin echo gorilla-mux httprouter fiber actix-web axum warp rocket",
     "registry": """ghcr docker-hub ecr gcr artifact-registry quay harbor crates.io pypi
         npmjs""",
 }
@@ -137,4 +142,144 @@ def kind_of(name: str) -> str:
     return table.get(first, table.get(low.replace(" ", "-"), ""))
 
 
-__all__ = ["kind_of"]
+
+# What a question calls a tool of each kind ("Which database ...", "What CI runs ...", "Where
+# do we deploy ..."): the words the search adds to a text that names one (``kind_terms``), so
+# a question in the kind's words finds the statement that names the tool.
+_KIND_WORDS: Final = {
+    "relational-database": "database db sql relational",
+    "document-database": "database db nosql document store",
+    "cache": "cache caching",
+    "message-broker": "queue broker messaging message messages events stream streaming",
+    "job-queue": "queue jobs job background worker workers tasks",
+    "workflow-orchestrator": "orchestrator orchestration workflow dag dags scheduler",
+    "search-engine": "search engine",
+    "orm": "orm query builder",
+    "migration-tool": "migration migrations",
+    "ci-system": "ci pipeline pipelines checks continuous integration",
+    "gitops": "gitops deploy deploys deployment delivery sync",
+    "iac-tool": "infrastructure iac provisioning",
+    "container-builder": "image images build builder container",
+    "hosting-platform": "hosting host hosted deploy deployed deploys deployment platform",
+    "object-storage": "storage bucket buckets object objects uploads blob",
+    "cdn": "cdn edge",
+    "image-service": "images image resizing resize thumbnails",
+    "error-tracking": "errors error crash crashes exceptions tracking",
+    "metrics": "metrics monitoring dashboards",
+    "logging": "logs logging log aggregation",
+    "tracing": "tracing traces spans",
+    "log-library": "logger logging log library",
+    "feature-flags": "feature flags flag toggles",
+    "product-analytics": "analytics tracking",
+    "email-provider": "email emails mail",
+    "sms-provider": "sms text",
+    "payments": "payments payment checkout",
+    "push-notifications": "push notifications notification",
+    "auth-provider": "auth authentication login sign identity sso",
+    "secrets-manager": "secrets secret credentials",
+    "service-mesh": "mesh mtls",
+    "ingress": "ingress balancer controller",
+    "web-server": "web server proxy",
+    "python-web-framework": "web framework",
+    "wsgi-server": "server",
+    "js-web-framework": "web framework server",
+    "frontend-framework": "frontend framework ui",
+    "mobile-framework": "mobile framework",
+    "http-client": "http client library",
+    "python-package-manager": "package manager dependencies",
+    "js-package-manager": "package manager dependencies",
+    "bundler": "bundler bundling",
+    "test-runner": "test tests testing runner",
+    "e2e-test-tool": "e2e end-to-end browser tests",
+    "linter": "linter lint linting",
+    "formatter": "formatter formatting",
+    "type-checker": "type checker types",
+    "docs-site": "docs documentation site",
+    "monorepo-tool": "monorepo build",
+    "container-runtime": "container containers runtime",
+    "incident-tool": "on-call oncall paging pages alerts incidents incident",
+    "chat": "chat channel",
+    "issue-tracker": "issues tracker tickets",
+    "data-warehouse": "warehouse",
+    "etl-tool": "etl ingestion transformation",
+    "ml-model": "model algorithm",
+    "experiment-tracking": "experiment experiments tracking registry",
+    "local-storage": "local storage database persistence offline",
+    "cross-compiler": "cross-compile cross-compiling compile",
+    "signing-tool": "signing signature signatures",
+    "release-tool": "release releases releasing",
+    "dependency-bot": "dependency dependencies updates",
+    "registry": "registry",
+    "state-management": "state management",
+    "cli-parser": "argument arguments parsing parser flags",
+    "http-router": "router routing routes handlers",
+}
+
+# Names that are ordinary words too ("river", "drift", "render", "black"): a tool only where
+# written as a name (capitalised, or in backticks).
+_WORDLIKE: Final = frozenset("""
+    river drift hive cross flux fly render split segment heap vector tracing logging spaces
+    teams linear shortcut square expo ent ko tern got ky migrate hatch pants rush flow black
+    sharp lambda next solid ember remix tempo vault realm bull luigi mage prefect atlas
+    goose jib bamboo drone semaphore concourse argo tofu mollie envoy kong ambassador
+    contour caddy apache express koa hapi react vue angular svelte gatsby ionic capacitor
+    requests pip poetry uv yarn bun parcel jest mocha jasmine ava cypress detox maestro
+    prettier hugo jekyll buck rush slack discord asana snowflake stitch singer keras comet
+    neptune cosign harbor quay minio bunny matomo fathom resend ory kuma alb ecs railway
+    surge click typer cobra commander chi gin echo fiber warp rocket provider bloc redux
+    recoil getx sentry temporal celery spinnaker nomad honeycomb plausible amplitude docker
+    ansible doppler unleash flipper pusher airship clerk pillow postmark paddle playwright
+    puppeteer selenium rollup ruff biome
+""".split())
+"""Ordinary words, or words a sentence can start with: a tool only when capitalised
+mid-text, in backticks, or followed by a version (checked by ``_named``)."""
+
+_NAME: Final = re.compile(r"`[^`\n]{1,80}`|[A-Za-z][\w.+/-]*[\w+]|[A-Za-z]")
+_VERSION_AFTER: Final = re.compile(r"\s*v?\d")
+
+
+def _named(text: str, match: re.Match[str], low: str) -> bool:
+    """Whether the word at ``match`` is written as a name: needed only for word-like names."""
+    if low not in _WORDLIKE:
+        return True
+    word = match.group(0)
+    if word.startswith("`") or _VERSION_AFTER.match(text, match.end()):
+        return True
+    if not word[:1].isupper():
+        return False
+    before = text[:match.start()].rstrip()
+    # A capital after a sentence's end (or at the start) is no sign of a name.
+    return bool(before) and before[-1] not in ".!?:;\n-*#>|"
+
+
+@lru_cache(maxsize=4096)
+def kind_terms(text: str) -> str:
+    """The words a question would use for the kinds of the tools ``text`` names ("Neon
+    Postgres 16" -> "database db sql relational"), once each; "" if it names none. Names
+    are matched whole (a word, two words, or a backticked span's first word), never by
+    prefix; a name that is an ordinary word counts only when written as one."""
+    table = _table()
+    kinds: dict[str, None] = {}
+    found = list(_NAME.finditer(text))
+    for i, m in enumerate(found):
+        raw = m.group(0).strip("`").strip()
+        low = raw.lower().rstrip(".")
+        candidates = [low]
+        if i + 1 < len(found) and not m.group(0).startswith("`"):
+            nxt = found[i + 1].group(0).strip("`").lower()
+            if text[m.end():found[i + 1].start()] in (" ", "-"):
+                candidates.insert(0, f"{low} {nxt}")
+        if " " in low:
+            candidates.append(low.split(" ", 1)[0])
+        for name in candidates:
+            kind = table.get(name)
+            if kind and (" " in name or _named(text, m, name)):
+                kinds[kind] = None
+                break
+    words: dict[str, None] = {}
+    for kind in kinds:
+        for word in _KIND_WORDS.get(kind, "").split():
+            words[word] = None
+    return " ".join(words)
+
+__all__ = ["kind_of", "kind_terms"]

@@ -49,8 +49,9 @@ from .sqlite import VARIABLE_BUDGET, batches, connect, in_batches, transaction
 from .user_index import UserIndexes
 from .watch import ensure_watch
 
-INDEX_VERSION = 7  # 4: created_at and expires_at in milliseconds; 5: client; 6: one index per
-# user, author, session_id, valid_at; 7: the record's stored copy and audit sequence
+INDEX_VERSION = 8  # 4: created_at and expires_at in milliseconds; 5: client; 6: one index per
+# user, author, session_id, valid_at; 7: the record's stored copy and audit sequence; 8: the
+# words of the kinds of tools a text names (``describe``)
 MAX_AHEAD_S = 86_400.0
 """How far ahead of the wall clock a stored or explicit time may pull the store's clock: an
 import dated in the year 9000 must not drag every later stamp there."""
@@ -121,11 +122,16 @@ def author_of(metadata: str | None) -> str | None:
 
 
 class MemoryStore:
-    """``wall``: the wall clock the store's hybrid clock reads (tests step it back)."""
+    """``wall``: the wall clock the store's hybrid clock reads (tests step it back).
+    ``describe``: words the index adds to a text beside it (the daemon hands in
+    ``lintaid.policy.kinds.kind_terms``: "Postgres" is a database), so a question in other
+    words finds it; the store knows no vocabulary of its own."""
 
-    def __init__(self, root: Path, *, wall: Callable[[], float] = time.time) -> None:
+    def __init__(self, root: Path, *, wall: Callable[[], float] = time.time,
+                 describe: Callable[[str], str] | None = None) -> None:
         self.root = root
         self._wall = wall
+        self._describe = describe
         paths.ensure_state_dir(root)
         self.db_path = paths.memory_db_path(root)
         self.clock = HybridClock(wall=wall)
@@ -739,7 +745,8 @@ class MemoryStore:
                     mine.append((rid, None))
                     continue
                 try:
-                    doc = _document(row, retired.get(rid, []), current.get(rid, []))
+                    doc = _document(row, retired.get(rid, []), current.get(rid, []),
+                                    self._describe)
                     doc[wal_loss.AUDIT_SEQ] = audit_seq.get(rid, 0)
                     doc[wal_loss.ROW] = wal_loss.stored_row(row, links.get(rid, []))
                 except (ValueError, TypeError) as err:
@@ -1175,15 +1182,20 @@ class MemoryStore:
         }
 
 
-def _document(row: sqlite3.Row, retired: list[tuple[int, int]],
-              current: list[str]) -> dict[str, Any]:
-    """One record's index document; ValueError or TypeError for a row that cannot be one."""
+def _document(row: sqlite3.Row, retired: list[tuple[int, int]], current: list[str],
+              describe: Callable[[str], str] | None = None) -> dict[str, Any]:
+    """One record's index document; ValueError or TypeError for a row that cannot be one.
+    ``describe``'s words for what the record still says go beside ``content``, and for its
+    whole text beside ``content_all`` (a retired tool's kind is no current match)."""
     content = row["content"]
     if not isinstance(content, str):
         raise ValueError(f"content is a {type(content).__name__}, not text")
     author = author_of(row["metadata"])
+    still = blank(content, retired)
+    if describe is not None:
+        still, content = f"{still}\n{describe(still)}", f"{content}\n{describe(content)}"
     return {
-        "id": row["id"], "content": blank(content, retired), "content_all": content,
+        "id": row["id"], "content": still, "content_all": content,
         "claims": " ; ".join(current), "user_id": str(row["user_id"]),
         "status": str(row["status"]), "kind": str(row["kind"]),
         "created_at": millis(row["created_at"]), "expires_at": millis(row["expires_at"]),
