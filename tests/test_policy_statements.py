@@ -302,3 +302,15 @@ def test_punctuation_cut_out_of_code_is_no_value() -> None:
     text = ('Result: I added `CELERY_BROKER_USE_SSL = {"ssl_cert_reqs": ssl.CERT_REQUIRED}` '
             "and deployed to staging.")
     assert all(any(ch.isalnum() for ch in c.value) for c in record_claims_of(text, "capture"))
+
+
+def test_a_tool_named_like_an_ordinary_word_is_a_value_only_where_a_value_goes() -> None:
+    """"`cloudinaryLoader` now requests `q_60`": the verb is no HTTP library, and taking it
+    for one left the statement's real value (`q_60`) unclaimed, so the revert to `q_75`
+    could never retire it. Where a value goes, the same word is a name."""
+    now = "Result: - `cloudinaryLoader` now requests `q_60` (`f_auto,q_60,w_<width>`)"
+    values = [c.value for c in record_claims_of(now, "capture")]
+    assert "requests" not in values and "q_60" in values
+    for text in ("Result: switched the gateway to requests", "Result: The HTTP client is requests",
+                 "Result: HTTP client: requests, retries in gateway/retry.py"):
+        assert "requests" in [c.value for c in record_claims_of(text, "capture")], text

@@ -510,8 +510,9 @@ def _names(text: str, found: _Found, out: list[Value]) -> None:
         m = words[i]
         nxt_word = words[i + 1].group(0) if i + 1 < len(words) else ""
         prev_word = words[i - 1].group(0).lower() if i else ""
+        gap = text[words[i - 1].end():m.start()] if i else ""
         if not found.free(m.start(), m.end()) or not _name_like(
-                m.group(0), m.start() == first_word, nxt_word, prev_word):
+                m.group(0), m.start() == first_word, nxt_word, prev_word, gap):
             i += 1
             continue
         j = i
@@ -547,15 +548,18 @@ def _first_word_start(text: str) -> int:
 _DETERMINERS: Final = frozenset("the a an this that these those our my your their his her its".split())
 
 
-def _name_like(word: str, at_start: bool, next_word: str = "", prev_word: str = "") -> bool:
+def _name_like(word: str, at_start: bool, next_word: str = "", prev_word: str = "",
+               gap: str = " ") -> bool:
     low = word.lower().strip(".")
     if len(low) < 2 and not word.isupper():
         return False
     if word.isupper() and word in GENERIC_ACRONYMS:
         return False
     if is_known_tool(low) and not (word[0].islower() and low in ENGLISH_TOOL_NAMES
-                                   and prev_word in _DETERMINERS):
-        return True  # "by the river", "the next step": a determiner's lowercase word
+                                   and not _placed(prev_word, next_word, at_start, gap)):
+        # A lowercase tool name that is an English word is a name only where a value goes:
+        # "by the river", "the next step", "now requests `q_60`" name no tool.
+        return True
     shaped = (any(c.isdigit() for c in word) and any(c.isalpha() for c in word)) or \
         bool(re.search(r"[a-z][A-Z]", word)) or \
         (bool(re.search(r"\.[a-z]{2,}$", word)) and word[0].isalpha())
@@ -566,6 +570,23 @@ def _name_like(word: str, at_start: bool, next_word: str = "", prev_word: str = 
     if word[0].isupper() and at_start and low not in COMMON_WORDS:
         return bool(next_word and next_word.lower() in _NAME_VERBS)
     return word.isupper() and len(word) >= 2 and low not in COMMON_WORDS
+
+
+_VALUE_BEFORE: Final = frozenset(
+    """to with onto on via through by use uses used using chose choose picked adopted prefer
+    prefers preferred of from than instead replace replaced replacing back keep keeps kept
+    switch switched move moved migrate migrated and or plus is are was were be been stays
+    stay remains remain becomes became""".split())
+
+
+def _placed(prev_word: str, next_word: str, at_start: bool, gap: str) -> bool:
+    """Whether a lowercase word stands where a statement puts a value: after a preposition,
+    a verb of choosing or being, or a key's colon, before a version or a verb a name takes,
+    or first in a clause."""
+    nxt = next_word.lower()
+    return (prev_word.lower() in _VALUE_BEFORE or at_start or not prev_word
+            or gap.strip() not in ("", "`", "\"", "'")
+            or bool(re.match(r"v?\d", nxt)) or nxt in _NAME_VERBS)
 
 
 _NAME_VERBS: Final = frozenset(
