@@ -127,3 +127,26 @@ def test_session_start_lists_what_the_project_came_back_to_before_one_off_remark
     text = out["hookSpecificOutput"]["additionalContext"]
     decisions = next(b for b in text.split("\n\n") if b.startswith("Current decisions"))
     assert "Fly.io" in decisions.splitlines()[1], decisions
+
+
+def test_one_code_setting_with_another_number_is_one_slot_whatever_words_surround_it(
+        served: Served) -> None:
+    """``f_auto,q_75,w_<width>`` then ``f_auto,q_60,...`` then a revert to ``q_75``: the three
+    statements name the setting in three ways ("custom loader", "now requests", "loader
+    quality"), so no topic joins them; the code template does."""
+    capture(served, "s1", "catalog pages + product images",
+            "- `next/image` with custom loader `cloudinaryLoader`: `f_auto,q_75,w_<width>`")
+    time.sleep(0.01)
+    capture(served, "s2", "LCP is 3.4s on PDP. squeeze the images",
+            "- `cloudinaryLoader` now requests `q_60` (`f_auto,q_60,w_<width>`)")
+    time.sleep(0.01)
+    capture(served, "s3", "glazes look blotchy, go back",
+            "revert(web): product images back to q_75\n\n"
+            "- loader quality 60 → 75 again (`f_auto,q_75,w_<width>`)")
+    context = context_for(served, "Which Cloudinary quality do product images use?")
+    assert "f_auto,q_75,w_<width>" in context, context
+    assert "q_60" not in context.replace("60 → 75", ""), context
+    # The store's verdict, not only what one prompt was given: the q_60 statement is retired.
+    found = served.json("search", "cloudinaryLoader requests q_60")["results"]
+    assert not [h for h in found if "now requests" in h["content"]
+                and h["status"] == "current"], found

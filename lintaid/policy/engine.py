@@ -46,8 +46,10 @@ from .relations import (
     explicit_relations,
     relate,
     replaced,
+    value_template,
 )
 from .status import ClaimState, RecordState, claim_statuses, record_status
+from .values import CODE
 
 REBUILD_BATCH = 1000
 """Records per engine run in a full rebuild: bounds memory, not correctness."""
@@ -76,6 +78,8 @@ def claim_keys(claim: ClaimRef) -> dict[str, bool]:
             keys["t:" + term] = True
     if claim.value and claim.value != REMOVED:
         keys["v:" + claim.value] = True
+        if claim.predicate == CODE and (template := value_template(claim.value)):
+            keys["p:" + template] = True  # the same setting with another number in it
     for old in replaced(claim.replaces):
         keys["v:" + old] = True
     for peer in replaced(claim.peers):  # what its statement also says: found by its removal

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from . import topics
 from .kinds import kind_of
 from .topics import near_similarity, shape, shaped_contrasting, shaped_strong_overlap
-from .values import DURATION, NUMBER, compatible, duration_units
+from .values import CODE, DURATION, NUMBER, compatible, duration_units
 
 VALUE = "value"  # a setting's value: of whatever kind its canonical form shows
 
@@ -300,6 +300,31 @@ def named_setting(newer: ClaimRef, older: ClaimRef) -> bool:
                 or _keys_of(newer.evidence, newer.value) & _keys_of(older.evidence, older.value))
 
 
+# A number that is a parameter of a code value: a run of digits (a version's dots kept) that
+# ends the token it is in ("q_60", "+1.74", "=40"), not one inside an identifier
+# ("SCRATCH_8_PORT" names another setting than "SCRATCH_13_PORT").
+_PARAMETER = re.compile(r"\d+(?:\.\d+)*(?![\w.])")
+TEMPLATE_CHARS = 6
+"""The fewest characters a code value's template keeps besides its numbers."""
+
+
+def value_template(value: str) -> str:
+    """A code value with each parameter number a placeholder (``f_auto,q_#,w_<width>``), or
+    "" when it has none or too little besides its numbers to be one setting's template."""
+    out = _PARAMETER.sub("#", value)
+    if "#" not in out or sum(1 for ch in out if ch.isalpha()) < TEMPLATE_CHARS // 2 \
+            or len(out.replace("#", "")) < TEMPLATE_CHARS:
+        return ""
+    return out
+
+
+def same_template(a: str, b: str) -> bool:
+    """Whether two code values are one setting written with two numbers
+    (``f_auto,q_60,w_<width>`` and ``f_auto,q_75,w_<width>``; ``cargo +1.74 check`` and
+    ``cargo +1.80 check``): the same ``value_template``, and different numbers."""
+    return a != b and bool(value_template(a)) and value_template(a) == value_template(b)
+
+
 def _identifier_terms(*texts: str, dotfiles: bool = False) -> set[str]:
     """Terms written as identifiers in a subject (``max_conns``, ``TRANSFORM_WH``), and with
     ``dotfiles`` a file named by its dot (``.nvmrc``: the subject keeps no dot, so the
@@ -388,13 +413,16 @@ def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | No
     if not (compatible(newer.predicate, older.predicate) or same_key):
         return None
     a, b = shape(newer.topic), shape(older.topic)
-    if not names and shaped_contrasting(a, b):
+    # One code setting with another number in it is one slot whatever words surround it.
+    templated = newer.predicate == older.predicate == CODE \
+        and newer.record_id != older.record_id and same_template(newer.value, older.value)
+    if not names and not templated and shaped_contrasting(a, b):
         return None
     if _contains(newer.value, older.value) and not names:
         return None  # "LightGBM" and "lightgbm==4.5.0": one choice, said two ways
     if older.value in replaced(newer.peers) and not names:
         return None  # the newer statement still states the older value beside its own
-    strong = same_key or shaped_strong_overlap(a, b)
+    strong = same_key or templated or shaped_strong_overlap(a, b)
     if older.cue_kind == CONTEXT:
         # A request's unconfirmed value: a newer belief on its topic says what holds.
         if newer.value != older.value and (names or (strong and sim >= RELATE_AT)):
@@ -413,14 +441,16 @@ def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | No
         return rel(SUPERSEDES, 0.95, "undo", f"{newer.subject}: back to '{newer.value}'")
     if not strong:
         return None
-    if newer.replaces and cue in ("change", "revert", INTENT):
-        return None  # its statement says which value it replaced, and it is not this one
+    if newer.replaces and cue in ("change", "revert", INTENT) and not templated:
+        # its statement says which value it replaced, and it is not this one (of one code
+        # template it named the number: "quality 60 -> 75 (`f_auto,q_75`)")
+        return None
     specific = newer.predicate in SPECIFIC_TYPES
     need = CUE_AT if specific else GENERIC_CUE_AT
     if not specific:
         # a plain number, name or identifier: what is said right beside it must agree too
         sim = min(sim, near_similarity(a, b)) if not same_key else sim
-    if same_slot(newer, older):
+    if templated or same_slot(newer, older):
         sim = max(sim, SLOT_AT)
     if cue in ("change", "revert") and sim >= need:
         return rel(SUPERSEDES, 0.95, "correction_cue", _changed(newer, older))
