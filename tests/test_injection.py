@@ -307,6 +307,12 @@ def test_a_superseded_statement_is_left_out_and_named() -> None:
                              where=injection.Where(None, None, None))
     assert block is not None
     assert entries(block.text)[0][1:] == ["Gateway retry attempts: 5."]
+    # One the prompt only brushed (a word of it, less than what the record still says
+    # matched) gets none either: "Superseded here: ci takes duration" under a deploy question.
+    block = injection.recall([_hit(content, claims=claims, retired_matches={"c1": 0.2})],
+                             where=injection.Where(None, None, None))
+    assert block is not None
+    assert entries(block.text)[0][1:] == ["Gateway retry attempts: 5."]
 
 
 def test_session_start_leaves_small_talk_out_and_flags_a_contradicting_outcome(

@@ -195,11 +195,13 @@ def excerpt(hit: Hit, *, seen: set[str] | None = None,
 
 def _noted(hit: Hit) -> list[Claim]:
     """The claims a note may say were superseded: for a hit found by a query (it came with
-    passages), only those whose statements the query matched (a note on something else the
-    record also said is noise to this prompt); otherwise all."""
+    passages), only those whose statements the query matched at least as well as the best
+    statement the record still holds (a note on something else the record also said, or
+    one a word of the prompt only brushes, is noise to this prompt); otherwise all."""
     if not hit.passages:
         return list(hit.claims)
-    asked = set(hit.retired_matches)
+    best = max(p.weight for p in hit.passages)
+    asked = {cid for cid, weight in hit.retired_matches.items() if weight >= best}
     return [c for c in hit.claims if c.claim_id in asked]
 
 
