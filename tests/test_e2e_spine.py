@@ -119,8 +119,10 @@ def test_stop_capture_is_injected_on_the_next_prompt(served: Served) -> None:
         "session_id": "next-session", "prompt": "How is the gateway retry policy configured?"})
     context = out["hookSpecificOutput"]["additionalContext"]
     assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
-    assert "configurable" in context  # the captured request
-    assert "backoff" in context
+    # The captured turn's result answers; its request ("make the retry policy
+    # configurable") is context the result carries out, so it is not shown beside it.
+    assert "backoff" in context and "from config" in context
+    assert "Request:" not in context
     entry = [line for line in context.splitlines() if line.startswith("- ")]
     # One provenance line: id, day, client, and "current" (the policy judged what it shows).
     assert len(entry) == 1 and entry[0].split(" · ")[2:] == ["claude-code", "current"]

@@ -521,3 +521,34 @@ def test_a_turns_outcome_line_leaves_its_code_out(served: Served) -> None:
     outcomes = out["hookSpecificOutput"]["additionalContext"].split("Last outcomes on branch")[1]
     assert "uploads now go to the R2 bucket" in outcomes
     assert "rclone" not in outcomes and "```" not in outcomes
+
+
+def test_a_request_beside_its_result_shows_what_it_asked_and_what_the_result_confirms() -> None:
+    """A request is context: its statement of a value the result did otherwise ("make it 15
+    minutes", answered with 5) is left out beside the result; one whose value the result
+    states too (a pasted decision the result applied), and a question, are shown."""
+    def hit(request: str, result: str, claims: list[Claim]) -> Hit:
+        content = f"Request: {request}\nResult: {result}"
+        sts = [st for st in statements(content) if not st.listing]
+        return Hit(id="m1", content=content, created_at=1.7e9, client="claude-code",
+                   claims=claims, passages=[Passage(st.start, st.end, 0.5, {"cach": 0.5})
+                                            for st in sts])
+
+    def lines(h: Hit) -> list[str]:
+        block = injection.recall([h], where=injection.Where(None, None, None))
+        assert block is not None
+        return entries(block.text)[0][1:]
+
+    asked = "make the catalog cache 15 minutes."
+    start = len("Request: ") + asked.index("15")
+    changed = hit(asked, "catalog cache kept at 5 minutes, the hit ratio is fine.",
+                  [Claim("c1", "m1", "catalog cache", "duration", "15 minutes",
+                         start=start, end=start + 10)])
+    assert [line for line in lines(changed) if "15 minutes" in line] == []
+    assert any("5 minutes" in line for line in lines(changed))
+    applied = hit(asked, "catalog cache now 15 minutes.",
+                  [Claim("c1", "m1", "catalog cache", "duration", "15 minutes",
+                         start=start, end=start + 10)])
+    assert lines(applied)[0] == "Request: make the catalog cache 15 minutes."
+    question = hit("how long is the catalog cache kept?", "catalog cache: 5 minutes.", [])
+    assert lines(question)[0] == "Request: how long is the catalog cache kept?"

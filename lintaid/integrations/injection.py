@@ -162,6 +162,13 @@ def excerpt(hit: Hit, *, seen: set[str] | None = None,
     if chosen and all(st.part == "request" for st in chosen):
         chosen += [st for st in sts if st.part in ("result", "summary")
                    and not st.question][:2]
+    # A request is context: beside a result that answers, only what it asked is shown, and
+    # what it stated or pasted where the result says the same value (a decision record the
+    # result applied), not what the result may have done otherwise ("make the cache 15
+    # minutes", a pasted diff, "10% was 4000 people" before the result's 5%).
+    result = " ".join(st.text for st in sts if st.part != "request").lower()
+    chosen = [st for st in chosen if st.part != "request" or st.question
+              or _confirmed_by(st, hit.claims, result)] or chosen
     picked: dict[int, TextStatement] = {}
     for st in chosen:
         picked[st.start] = st
@@ -191,6 +198,13 @@ def excerpt(hit: Hit, *, seen: set[str] | None = None,
                        and c.start < st.end and c.end > st.start
                        and len(c.value.strip()) >= MIN_VALUE_CHARS]
     return out
+
+
+def _confirmed_by(st: TextStatement, claims: Sequence[Claim], result: str) -> bool:
+    """Whether a request's statement holds a believed value its turn's result states too."""
+    return any(c.status in (models.CURRENT, models.CONFLICTED) and c.start < st.end
+               and c.end > st.start and len(c.value.strip()) >= MIN_VALUE_CHARS
+               and c.value.strip().lower() in result for c in claims)
 
 
 def _noted(hit: Hit) -> list[Claim]:
