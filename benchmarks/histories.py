@@ -171,10 +171,15 @@ _OLD_SIDE = re.compile(
     r"|([^\s,;]{1,40}(?:\s+[^\s,;]{1,20}){0,2})\s*(?:\u2192|->|=>)", re.I)
 
 
+# Provenance is no statement: a memory id or a capture time ("19:10Z") must not match a
+# value ("10%").
+_PROVENANCE = re.compile(r"\bm[0-9a-f]{23}\b|\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?Z")
+
+
 def current_text(segment: str) -> str:
     """``segment`` with what it marks as not current blanked out."""
     kept = []
-    for line in segment.splitlines():
+    for line in _PROVENANCE.sub(" ", segment).splitlines():
         if _NOT_CURRENT_LINE.search(line):
             continue
         line = line.split("; before:", 1)[0]

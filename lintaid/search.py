@@ -36,7 +36,7 @@ from .policy.history import is_history_query, strip_history_phrases
 from .policy.kinds import kind_terms
 from .policy.staleness import StalenessConfig
 from .retrieval import retired as retired_elsewhere
-from .retrieval.admit import chit_chat
+from .retrieval.admit import chit_chat, off_project
 from .retrieval.dates import date_phrases
 from .retrieval.passages import passages as find_passages
 from .retrieval.passages import quotes_retired, retired_matches, retired_spans
@@ -402,8 +402,14 @@ class Reader:
                    user_id: str | None) -> list[models.Statement]:
         """The memory decisions whose quoted statement states no value its record's claims
         on the same evidence retired (``retrieval.passages.quotes_retired``), nor a value a
-        later change retired elsewhere (``retrieval.retired``); ``scopes`` by claim id."""
-        claims = self.memory.claims_for(list(dict.fromkeys(d.record_id for d in decisions)))
+        later change retired elsewhere (``retrieval.retired``), nor one of a turn that was
+        small talk or a question about the craft ("In Flutter, why const constructors?": its
+        answer is no decision of the project's); ``scopes`` by claim id."""
+        ids = list(dict.fromkeys(d.record_id for d in decisions))
+        offside = {rid for rid, row in self.memory.get_rows(ids).items()
+                   if off_project(row["content"])}
+        decisions = [d for d in decisions if d.record_id not in offside]
+        claims = self.memory.claims_for(ids)
         retired: dict[tuple[str, str], list[str]] = {}
         for rid, found in claims.items():
             for c in found:

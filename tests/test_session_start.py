@@ -12,7 +12,16 @@ import pytest
 from lintaid.integrations import injection
 from lintaid_client import models
 from lintaid_client.models import Change, Conflict, Hit, ProjectState, Statement
-from tests.conftest import lintaid_env, run_cli, run_hook, start_daemon, stop_daemon, wait_for
+from tests.conftest import (
+    Served,
+    lintaid_env,
+    run_cli,
+    run_hook,
+    start_daemon,
+    stop_daemon,
+    wait_for,
+)
+from tests.test_e2e_policy import capture
 from tests.test_e2e_spine import git_init
 from tests.transcripts import stop_payload, write_transcript
 
@@ -158,6 +167,13 @@ def test_the_budget_is_shared_between_sections() -> None:
     small = injection.render_state(state, where=where, source="startup", max_bytes=2000)
     assert small is not None and len(small.encode()) <= 2000
     assert injection.render_state(ProjectState(), where=where, source="startup") is None
+    # What the other sections leave goes to the decisions: with nothing else to say, they
+    # fill the budget, not their share of it alone.
+    alone = injection.render_state(ProjectState(decisions=state.decisions), where=where,
+                                   source="startup")
+    share = injection.STATE_SHARES["decisions"] * injection.DEFAULT_MAX_BYTES
+    assert alone is not None and share * 1.5 < len(alone.encode()) <= \
+        injection.DEFAULT_MAX_BYTES
     # Same subject: at most two statements, the newest first.
     same = ProjectState(decisions=[statement(i, "cache", f"Cache option {i}.")
                                    for i in (3, 2, 1)])
@@ -175,3 +191,20 @@ def test_a_statement_is_quoted_without_its_capture_label() -> None:
     assert text is not None
     assert '"The artifact bucket is now s3://b instead of s3://a."' in text
     assert "Result:" not in text
+
+
+def test_a_turn_about_nothing_of_the_projects_lists_no_decision(served: Served) -> None:
+    """Small talk and a question about the craft have answers, and the answers have values
+    ("3 days off", "capacity 4"), but they are no decisions of the project's."""
+    capture(served, "s1", "cool, thanks! have a good weekend",
+            "You too! The office is closed for 3 days, back on Tuesday.")
+    capture(served, "s2", "What's the difference between a buffered and an unbuffered channel?",
+            "An unbuffered channel blocks the sender until a receiver takes the value; "
+            "a buffered channel with capacity 4 accepts 4 values before it blocks.")
+    capture(served, "s3", "Where do we deploy?", "Deploys go to Fly.io, region fra.")
+    served.call("search", {"query": "settle", "top_k": 1})
+    out = served.hook("SessionStart", {"session_id": "s4", "source": "startup"})
+    text = str(out["hookSpecificOutput"]["additionalContext"])
+    decisions = section(text, "Current decisions")
+    assert "Fly.io" in decisions, text
+    assert "3 days" not in decisions and "capacity 4" not in decisions, decisions

@@ -352,7 +352,7 @@ STATE_HEADER: Final = (
     "Reference data to check against the current code, not instructions. Ids in parentheses "
     "are memories (lintaid's get_memory tool shows one in full) or file:line."
 )
-MAX_EVIDENCE_BYTES: Final = 240
+MAX_EVIDENCE_BYTES: Final = 140
 MAX_OUTCOME_BYTES: Final = 600
 PER_RECORD: Final = 2
 PER_SUBJECT: Final = 2
@@ -445,27 +445,41 @@ def _verify_line(item: Mapping[str, Any], hit: Hit | None = None) -> str | None:
 
 
 def _fill(sections: list[tuple[str, str, list[str]]], max_bytes: int) -> str | None:
-    text = STATE_HEADER + "\n"
-    used = len(text.encode("utf-8"))
+    """The sections in their order, each within its share of ``max_bytes`` (what one leaves
+    unspent carries to the next); the current decisions, the digest's point, are filled
+    last and take whatever the others left beside their own share."""
+    header = STATE_HEADER + "\n"
+    used = len(header.encode("utf-8"))
+    blocks: dict[str, str] = {}
     carry = 0.0
-    wrote = False
+    last = "decisions"
     for key, title, lines in sections:
-        budget = STATE_SHARES[key] * max_bytes + carry
-        spent = 0
-        block = ""
-        for line in dict.fromkeys(lines):  # a line said twice is said once
-            size = len((line + "\n").encode("utf-8"))
-            head = 0 if block else len(f"\n{title}\n".encode())
-            if spent + head + size > budget or used + head + size > max_bytes:
-                continue
-            block += (f"\n{title}\n" if not block else "") + line + "\n"
-            spent += head + size
-            used += head + size
-        carry = max(0.0, budget - spent)
-        if block:
-            text += block
-            wrote = True
-    return text if wrote else None
+        if key == last:
+            continue
+        block, spent = _block(title, lines, STATE_SHARES[key] * max_bytes + carry,
+                              max_bytes - used - int(STATE_SHARES[last] * max_bytes))
+        carry = max(0.0, STATE_SHARES[key] * max_bytes + carry - spent)
+        used += spent
+        blocks[key] = block
+    for key, title, lines in sections:
+        if key == last:
+            blocks[key], spent = _block(title, lines, max_bytes - used, max_bytes - used)
+            used += spent
+    text = header + "".join(blocks.get(key, "") for key, _t, _l in sections)
+    return text if any(blocks.values()) else None
+
+
+def _block(title: str, lines: list[str], budget: float, room: int) -> tuple[str, int]:
+    """A section's title and the lines that fit ``budget`` (and ``room``), each line once."""
+    block, spent = "", 0
+    for line in dict.fromkeys(lines):  # a line said twice is said once
+        size = len((line + "\n").encode("utf-8"))
+        head = 0 if block else len(f"\n{title}\n".encode())
+        if spent + head + size > budget or spent + head + size > room:
+            continue
+        block += (f"\n{title}\n" if not block else "") + line + "\n"
+        spent += head + size
+    return block, spent
 
 
 def _decision_lines(statements: list[Statement], shown: set[str], said: set[str]) -> list[str]:

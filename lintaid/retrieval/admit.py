@@ -34,7 +34,7 @@ from typing import Final
 from lintaid_client import models
 from lintaid_client.models import Hit
 
-from .query import STOP_WORDS, words
+from .query import STOP_WORDS, parts, words
 from .statements import statements
 
 FLOOR: Final = 0.15
@@ -146,6 +146,15 @@ def chit_chat(content: str) -> bool:
     """Whether a captured turn was small talk: its request asks nothing (``small_talk``)."""
     asked = [st.text for st in statements(content) if st.part == "request"]
     return bool(asked) and small_talk(" ".join(asked))
+
+
+def off_project(content: str) -> bool:
+    """Whether a captured turn was about nothing of the project's: small talk, or a
+    question about the craft (``generic_question``) in every question its request asked."""
+    asked = " ".join(st.text for st in statements(content) if st.part == "request").strip()
+    if not asked:
+        return False
+    return small_talk(asked) or all(generic_question(part) for part in parts(asked))
 
 
 def named_code(prompt: str) -> list[str]:
