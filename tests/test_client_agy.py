@@ -150,7 +150,7 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
     [step] = out["injectSteps"]
     message = step["ephemeralMessage"]
     assert message.startswith(f"<{MEMORY_TAG}>")
-    assert "configurable" in message
+    assert "backoff_ms from config" in message
     assert " · agy" in message  # the entry's provenance line
     memory = served.call("status")["memory"]
     assert (memory["records"], memory["prompts"]) == (1, 1)  # the turn; the prompt apart

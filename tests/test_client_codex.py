@@ -116,7 +116,7 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
         prompt="How is the gateway retry policy configured?"), provider="codex")
     hook = out["hookSpecificOutput"]
     assert hook["hookEventName"] == "UserPromptSubmit"
-    assert "configurable" in hook["additionalContext"]
+    assert "backoff_ms from config" in hook["additionalContext"]
     assert " · codex" in hook["additionalContext"]  # the entry's provenance line
     # After a compaction Codex fires SessionStart again: memory is re-injected there.
     served.json("add", "Decision: unresolved work on the gateway lives in TODO.md.")

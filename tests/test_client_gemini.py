@@ -109,7 +109,7 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
         prompt="How is the gateway retry policy configured?"), provider="gemini")
     hook = out["hookSpecificOutput"]
     assert hook["hookEventName"] == "BeforeAgent"
-    assert "configurable" in hook["additionalContext"]
+    assert "backoff_ms from config" in hook["additionalContext"]
     assert " · gemini" in hook["additionalContext"]  # the entry's provenance line
     # nothing to say is still JSON
     out = served.hook("Notification", {"session_id": "x", "message": "hi"}, provider="gemini")

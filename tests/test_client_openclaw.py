@@ -80,7 +80,7 @@ def test_capture_then_recall_through_the_shim(served: Served) -> None:
     out = served.hook("before_prompt_build", openclaw_payload(
         "before_prompt_build", cwd, session_id="next",
         prompt="How is the gateway retry policy configured?"), provider="openclaw")
-    assert "configurable" in out["prependContext"]
+    assert "backoff_ms from config" in out["prependContext"]
     assert " · openclaw" in out["prependContext"]  # the entry's provenance line
 
 
@@ -186,7 +186,7 @@ def test_plugin_through_the_real_shim_and_daemon(served: Served) -> None:
          "ctx": {**ctx, "sessionId": "oc-next"}},
     ], env=lintaid_env())
     context = result["results"][1]["value"]["prependContext"]
-    assert "configurable" in context and " · openclaw" in context
+    assert "backoff_ms from config" in context and " · openclaw" in context
     hits = served.json("search", "retry policy configurable")["results"]
     assert any(h["source"] == "openclaw://oc-real/outcome" for h in hits)
 
