@@ -112,6 +112,21 @@ def test_the_items_of_a_suggestion_are_not_beliefs() -> None:
     assert [c for c in record_claims_of(text, "capture") if c.cue_kind != CONTEXT] == []
 
 
+def test_what_a_hypothetical_heading_heads_is_no_belief_and_retires_nothing() -> None:
+    s = Story()
+    kept = s.note("The snapshot format is v3.")
+    plan = s.capture("What would a 1.0 look like?",
+                     "**Hypothetical 1.0 plan (nothing changed)**\n\n"
+                     "- snapshot format: v4 with a stable header\n"
+                     "- default port: 8080\n\n"
+                     "## Done today\n\n"
+                     "- The CLI timeout is now 30 seconds.")
+    assert s.status_of(kept, "v3") == "current"
+    done = s.values(plan)
+    assert "v4" not in done and "8080" not in done
+    assert "30s" in done or "30 seconds" in {v.lower() for v in done}, done
+
+
 # -- 2. statements and typed values ---------------------------------------------------------------
 
 

@@ -84,7 +84,7 @@ _PROPOSAL_RX = re.compile(
     r"would\s+(?:it|be|you|we)|should\s+we|shall\s+we|wondering|evaluat(?:e|ing)|"
     r"tempted|if\s+we\s+want|could\s+eventually|eventually|someday|some\s+day|nice\s+to\s+have|"
     r"not\s+sure|unsure|tbd|to\s+be\s+decided|let'?s\s+see|experiment(?:ing)?\s+with|"
-    r"trying\s+out|try(?:ing)?\s+out)\b", _I)
+    r"trying\s+out|try(?:ing)?\s+out|hypothetical(?:ly)?)\b", _I)
 _CONDITION_RX = re.compile(
     r"^(?:[\w\s,]{0,20}?)\b(?:if|unless|suppose|supposing|imagine|in\s+case|whenever|should\s+"
     r"(?:we|it|they)\s+ever|once\s+we)\b", _I)
@@ -103,6 +103,9 @@ _PAST_DONE = re.compile(r"\b(?:done|did|was|were|has\s+been|have\s+been|already|
 
 
 _CODE_SPAN = re.compile(r"`[^`]*`")
+# Markdown emphasis and quoting around a statement ("**If sponsorship happens**", "> no"):
+# no cue, and it must not hide one that is read from the statement's start.
+_EMPHASIS = re.compile(r"^(?:>\s*)?[*_]{0,3}|[*_]{1,3}(?=[:.!?]?$)")
 _IDENTIFIER = re.compile(r"\b[\w-]+(?:[._/:][\w-]+)+\b")
 
 
@@ -115,7 +118,7 @@ def prose(text: str) -> str:
 def cue(text: str) -> str:
     """The statement's cue (see the module docstring); the strongest wins: not-a-belief cues
     first, then revert, keep, remove, change, add."""
-    t = " ".join(prose(text).split())
+    t = _EMPHASIS.sub("", " ".join(prose(text).split()))
     if not t:
         return NONE
     if _QUESTION_RX.search(t) and ("?" in t or not _SUBORDINATE.search(t)):

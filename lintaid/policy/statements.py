@@ -13,7 +13,9 @@ headings (``## Went back to LightGBM``); and assignment lines inside code blocks
 (``schedule="30 4 * * *"``). Each statement carries its *context*: the heading it sits under,
 the lead-in line that introduces its list ("pgxpool settings:", "I'd suggest tightening it
 to:") and a conventional-commit headline's scope. Context lends topic words, and a lead-in
-that proposes or plans lends its cue: the items of "I'd suggest:" are not beliefs.
+that proposes or plans lends its cue: the items of "I'd suggest:" are not beliefs. A heading
+(``##`` or a line in bold) that is hypothetical ("**If sponsorship happens**", "## Options")
+lends its cue to everything under it, up to the next heading.
 """
 
 from __future__ import annotations
@@ -89,6 +91,16 @@ _COMMENT = re.compile(r"\s+(?:#|//)\s.*$")
 _COMMIT = re.compile(r"^(?:feat|fix|chore|perf|refactor|revert|build|ci|ops|deps|config|docs|"
                      r"test|style)(?:\(([^)]*)\))?!?:\s*(.+)$", re.IGNORECASE)
 _TABLE = re.compile(r"^\s*\|")
+_BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$")
+_SCOPING: Final = frozenset({cues.PROPOSAL, cues.CONDITION})
+
+
+def _scoping(heading: str) -> str:
+    """The cue a heading lends what it heads: a hypothetical one ("If sponsorship happens",
+    "Options", "Hypothetical 1.0 plan") makes nothing under it a belief; any other lends none
+    (a "Follow-ups" heading may head what was done)."""
+    found = cues.cue(heading)
+    return found if found in _SCOPING else cues.NONE
 MAX_STATEMENT_CHARS: Final = 600
 
 
@@ -102,6 +114,7 @@ def statements(text: str, start: int = 0, end: int | None = None, *,
     lead_cue = cues.NONE
     lead_indent = -1
     headline_scope = ""
+    scope_cue = cues.NONE  # a heading's that makes what it heads hypothetical
     in_fence = False
     removed: dict[str, str] = {}  # a diff's "-" lines, by key
     pos = start
@@ -132,6 +145,7 @@ def statements(text: str, start: int = 0, end: int | None = None, *,
         h = _HEADING.match(raw)
         if h:
             heading = h.group(2).strip()
+            scope_cue = _scoping(heading)
             lead, lead_cue, lead_indent = "", cues.NONE, -1
             hs = line_start + raw.index(h.group(2)) if h.group(2) else line_start
             out.extend(_clauses(text, hs, hs + len(h.group(2)), "", cues.NONE, request))
@@ -145,6 +159,9 @@ def statements(text: str, start: int = 0, end: int | None = None, *,
                 out.extend(_clauses(text, hs, line_start + len(raw), headline_scope,
                                     cues.NONE, request))
                 continue
+        bold = _BOLD_LINE.match(raw)
+        if bold:
+            scope_cue = _scoping(bold.group(1))
         item = _LIST.match(raw)
         indent = len(item.group(1)) if item else -1
         if item is None and lead and not raw.startswith((" ", "\t")):
@@ -154,8 +171,9 @@ def statements(text: str, start: int = 0, end: int | None = None, *,
         context = " ".join(x for x in (headline_scope, heading, lead) if x)
         body_start = line_start + (item.end() if item else 0)
         line_end = line_start + len(raw)
+        own_cue = lead_cue if item is not None and lead_cue != cues.NONE else scope_cue
         found = _clauses(text, body_start, line_end, context,
-                         lead_cue if item is not None else cues.NONE, request)
+                         cues.NONE if bold else own_cue, request)
         out.extend(found)
         # A line ending in ":" introduces what follows (a list, or the next lines).
         if raw.rstrip().endswith(":"):
