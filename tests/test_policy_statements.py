@@ -152,6 +152,9 @@ def test_statements_cut_at_a_clause_colon_and_keep_a_key_colon() -> None:
     ("review goes to @marek-nowak", HANDLE, "@marek-nowak"),
     ("artifacts go to s3://acme-beta/builds/", URL, "s3://acme-beta/builds"),
     ("tracing samples 5% of transactions", "percent", "0.05"),
+    ("`TracesSampleRate: 0.2`", "number", "0.2"),  # a setting's number, not a version
+    ("`sample_rate = 0.25`", "number", "0.25"),
+    ("python: 3.11", VERSION, "3.11"),
 ])
 def test_values_are_found_by_their_form(text: str, kind: str, norm: str) -> None:
     found = [(v.type, v.norm) for v in find_values(text)]
@@ -171,6 +174,8 @@ def test_cues_are_read_from_the_words() -> None:
     assert cues.cue("log groups keep 14 days now") == cues.CHANGE  # retention, not "unchanged"
     assert cues.cue("Do you want the tighter thresholds now?") == cues.QUESTION
     assert cues.cue("handled: customer.subscription.updated") == cues.NONE  # an identifier
+    assert cues.cue("tracing down to 5% of transactions") == cues.CHANGE
+    assert cues.cue("it comes down to the queue depth") == cues.NONE
 
 
 # -- 3. relating statements ---------------------------------------------------------------------
@@ -208,6 +213,8 @@ def test_undoing_an_explicit_replacement_retires_what_replaced_it() -> None:
     ("Uploads are limited to 10 uploads per hour per user.",
      "Raised the per-user upload limit to 20 uploads per hour.", "10/h", "20/h"),
     ("The feed cache TTL is 5 minutes.", "The feed cache TTL is now 90s.", "300s", "90s"),
+    ("Sentry: `TracesSampleRate: 0.2`.", "Tracing down to 5% of transactions (0.05).",
+     "0.2", "0.05"),
 ])
 def test_a_change_retires_the_older_value(old: str, new: str, old_value: str,
                                           new_value: str) -> None:

@@ -52,7 +52,8 @@ _CHANGE_RX = re.compile(
     r"downgrad(?:ed|es|ing)|updated|renamed|relocated|promoted|adopted|introduced|"
     r"set\s+(?:it\s+|this\s+|that\s+)?to|from\s+now\s+on|going\s+forward|henceforth|"
     r"superseded?|supersedes|new|newly|took\s+over|takes\s+over|handed\s+(?:over|off)|"
-    r"transferred|reassigned|(?:is|are)\s+no\s+longer)\b"
+    r"transferred|reassigned|(?:is|are)\s+no\s+longer|halved|doubled|tripled|"
+    r"(?<!comes\s)(?<!came\s)(?<!boils\s)(?<!boiled\s)down\s+to)\b"
     r"|\u2192|->|=>|\b(?:from)\s+\S+\s+to\b|\(was\s", _I)
 _KEEP_RX = re.compile(
     r"\b(?:still|unchanged|stays?|staying|remains?|remained|kept\s+(?:as|at|the)|"

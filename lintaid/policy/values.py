@@ -301,6 +301,9 @@ def _find_values(text: str) -> tuple[Value, ...]:
             continue
         typed = _typed_literal(raw)
         kind, norm = (typed[0], typed[1]) if typed else (CODE, raw.strip("\"'").lower())
+        if kind == VERSION and re.fullmatch(r"\d+\.\d+", raw.strip("\"'")) \
+                and "version" not in key.lower() and not is_known_tool(key):
+            kind = NUMBER  # sample_rate = 0.25: a decimal, not a release
         add(m.start(), m.end(), m.group(0), norm, kind, key.lower())
     # Code spans: one value each, typed by their content; or the values inside them
     # ("`/internal/billing/ @marek-nowak`": a path and a handle).
@@ -359,6 +362,11 @@ def _find_values(text: str) -> tuple[Value, ...]:
         if not owner and not prefixed and core.count(".") == 1 and core[0] in "0123456789" \
                 and not _version_word_near(text, m.start()):
             continue  # "0.42", "3.10" alone: a number (numbers and versions compare)
+        if owner and not prefixed and core.count(".") == 1 and "version" not in owner \
+                and _assigned(text, m.start()) and _setting_name(text, m.start()):
+            # `TracesSampleRate: 0.2`, `sample_rate = 0.25`: a setting's number
+            add(m.start(), m.end(), m.group(0), core, NUMBER, owner)
+            continue
         add(m.start(), m.end(), m.group(0), _version_norm(core), VERSION, owner)
     for m in _PATH_RX.finditer(text):
         raw = m.group(0).rstrip(".,;:")
@@ -466,6 +474,21 @@ def _rate_norm(m: re.Match[str]) -> str | None:
     if g[9] is not None:  # hourly, nightly
         return f"every {_fmt(_FREQUENCIES[g[9].lower()])}s"
     return None
+
+
+def _setting_name(text: str, start: int) -> bool:
+    """Whether the name before ``start`` is written as a code identifier (``sample_rate``,
+    ``TracesSampleRate``, ``SAMPLE_RATE``), not as a word ("Python: 3.11")."""
+    m = re.search(r"([A-Za-z][\w.-]*)[\]\"'`]?\s*[:=]\s*[`\"']?$", text[max(0, start - 40):start])
+    name = m.group(1) if m else ""
+    return "_" in name or re.search(r"[a-z][A-Z]", name) is not None or (
+        len(name) > 1 and name.isupper() and not is_known_tool(name))
+
+
+def _assigned(text: str, start: int) -> bool:
+    """Whether the value at ``start`` is assigned to the name before it (``key: 0.2``,
+    ``key = 0.2``) rather than written after it ("Python 3.11")."""
+    return re.search(r"[\w\]\"'`]\s*[:=]\s*[`\"']?$", text[max(0, start - 8):start]) is not None
 
 
 def _owner_before(text: str, start: int) -> str:
