@@ -231,9 +231,12 @@ class HookDispatcher:
         # Prompts are left out by default: a question is never recalled as an answer.
         # A hit under ``relative`` of the floor can never be admitted: no passages for it.
         least = cfg.floor * cfg.relative
+        # A question about the craft is judged whole: its halves ("how can I detect one in
+        # tests?") are each short enough for a word or two of memory to match most of.
+        asked = [query] if admit.generic_question(query) else parts(query)
         hits = admit.interleave([admit.admit(self.reader.search(SearchRequest(
             query=part, top_k=cfg.candidates, passages=True, passages_from=least)).results,
-            part, limits) for part in parts(query)], cfg.top_k)
+            part, limits) for part in asked], cfg.top_k)
         if not hits:
             return None
         cwd = ev.cwd or str(self.root)

@@ -197,6 +197,25 @@ def test_a_question_about_the_craft_needs_a_clear_match(served: Served) -> None:
         assert admit.generic_question(craft), craft
 
 
+def test_a_question_about_the_craft_is_judged_whole_not_by_its_halves(served: Served) -> None:
+    """"What is a goroutine leak and how can I detect one in tests?" asks about the craft;
+    its second half alone ("how can I detect one in tests?") is short enough for a memory
+    about the project's tests to match most of its words."""
+    for n, (asked, done) in enumerate([
+            ("Which queue for push?", "River on the same Postgres, one queue, 20 workers."),
+            ("Where do we deploy?", "Fly.io, one app, kettle-api in fra."),
+            ("Pool size?", "pgxpool max_conns 40 per machine, one pool each."),
+            ("Tracing?", "Sentry samples 5% of transactions, one project."),
+            ("Add make targets for the tests.",
+             "`make test` runs `go test -race ./...`; integration tests sit behind the build "
+             "tag `integration` and use testcontainers.")]):
+        capture(served, f"s{n}", asked, done)
+    general = "What is a goroutine leak and how can I detect one in tests?"
+    assert admit.generic_question(general)
+    assert served.hook("UserPromptSubmit", {"session_id": "g", "prompt": general}) == {}
+    assert "testcontainers" in prompt(served, "How do we run the integration tests?")
+
+
 def test_a_turn_that_only_asked_the_same_question_is_no_answer(served: Served) -> None:
     capture(served, "s1", "Which region do the production machines of the billing API run in?",
             "Good question, I'll find out and get back to you.")
