@@ -127,6 +127,68 @@ def test_what_a_hypothetical_heading_heads_is_no_belief_and_retires_nothing() ->
     assert "30s" in done or "30 seconds" in {v.lower() for v in done}, done
 
 
+def test_a_decision_records_context_and_options_are_no_belief_and_its_decision_retires_them(
+) -> None:
+    """A decision record tells what was ("## Context and Problem Statement", "Context:") and
+    what was weighed ("## Considered Options", "Alternatives considered") before what it
+    decided: only the decision is a belief, and it retires the older note of what was."""
+    s = Story()
+    old = s.note("Services log with zap.")
+    madr = s.add("# Use log/slog for logging\n\n"
+                 "## Context and Problem Statement\n\n"
+                 "Most services log with zap; two still use logrus.\n\n"
+                 "## Considered Options\n\n"
+                 "* zerolog\n* log/slog\n\n"
+                 "## Alternatives considered\n\n"
+                 "- apex/log\n\n"
+                 "## Decision Outcome\n\n"
+                 "Services now log with slog.\n\n"
+                 "## Pros and Cons of the Options\n\n"
+                 "### zerolog\n\n"
+                 "* Good, because zerolog runs on Go 1.19.\n", "document")
+    done = s.values(madr)
+    assert "zerolog" not in done and "apex/log" not in done, done
+    assert "zap" not in done and "logrus" not in done, done
+    assert "outcome" not in done and "statement" not in done, done  # its section headings
+    assert "1.19" not in done, done  # under an option's subheading, still an option
+    assert any("slog" in v for v in done), done
+    assert s.status_of(old, "zap") == "superseded"
+    # Nygard's labels, pasted into a request: "Context:" is what was, "Decision:" is not.
+    pasted = s.capture("ADR-005: Logging with log/slog\nContext: most services use zap, two "
+                       "still use logrus.\nDecision: all services log through log/slog.",
+                       "Done: `platform/log` now builds a `*slog.Logger`.")
+    claims = s.store.claims([pasted])
+    assert {c.cue_kind for c in claims if c.value in ("zap", "logrus")} == {CONTEXT}, claims
+    # A bold label's paragraph, hard-wrapped, is context to its blank line.
+    wrapped = s.add("**Status**: accepted\n\n**Context**: most services log with zap,\n"
+                    "and two still use logrus.\n\n**Decision**: services log with slog.\n",
+                    "document")
+    assert s.values(wrapped) == {"slog"}, s.values(wrapped)
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("CI runs on Python 3.10 (`python-version: 3.10` in ci.yml).",
+     "CI now pins Python 3.11 instead of 3.10."),
+    ("Sessions expire after 30 minutes (`SESSION_TTL=1800`).",
+     "Sessions now expire after 15 minutes."),
+    ("Changed `drift.yml` cron to `0 */6 * * *`, so the drift check runs 4 times per day "
+     "(every 6 hours).", "Rolled back `drift.yml` to the nightly schedule (`0 0 * * *`)."),
+])
+def test_a_value_said_twice_in_one_statement_is_retired_in_both_sayings(
+        before: str, after: str) -> None:
+    """A statement that gives one value two ways ("Python 3.10" and `python-version: 3.10`,
+    "30 minutes" and ``SESSION_TTL=1800``, a cron and its period) keeps nothing of it
+    current once a newer statement changed it."""
+    s = Story()
+    old = s.note(before)
+    s.note(after)
+    states = s.store.claim_state_map()
+    kept = [c.value for c in s.store.claims([old])
+            if states.get(c.claim_id, "current") == "current"
+            and any(ch.isdigit() for ch in c.value) and not c.value.endswith(".yml")]
+    assert kept == [], kept
+
+
 # -- 2. statements and typed values ---------------------------------------------------------------
 
 
@@ -148,6 +210,8 @@ def test_statements_cut_at_a_clause_colon_and_keep_a_key_colon() -> None:
     ("uploads are capped at 20 uploads per hour", RATE, "20/h"),
     ("the throttle is 150 rpm", RATE, "9000/h"),
     ("the drift check runs 4 times per day", "schedule", "every 21600s"),
+    ("cron `0 */6 * * *`", "schedule", "every 21600s"),  # an interval is its period
+    ("cron `0 0 * * *`", "schedule", "cron 0 0 * * *"),  # a time of day is more than that
     ("CI pins Python 3.11", VERSION, "3.11"),
     ("review goes to @marek-nowak", HANDLE, "@marek-nowak"),
     ("artifacts go to s3://acme-beta/builds/", URL, "s3://acme-beta/builds"),

@@ -88,9 +88,15 @@ def record_claims_of(text: str, kind: str) -> list[Claim]:
     out: list[Claim] = []
     taken: set[tuple[str, str]] = set()
     result_values: list[Value] = []
+    asked: list[Claim] = []
     result_text = " ".join(st.text for st in belief)
     for st in belief:
         claims = _statement_claims(st, text, rules.get((st.start, st.end), []), turn)
+        if st.background:
+            # A decision record's context tells what was: never a decision, retired by one.
+            asked.extend(replace(c, cue=False, cue_kind=CONTEXT) for c in claims
+                         if c.value != REMOVED)
+            continue
         for c in claims:
             key = (c.value, topics.encode(dict(c.topic)))
             if key in taken:
@@ -100,12 +106,11 @@ def record_claims_of(text: str, kind: str) -> list[Claim]:
         said = text[st.start:st.end]
         found = _values(said)
         result_values.extend(v for v in found if v not in _old_sides(said, found))
-    asked: list[Claim] = []
     for st in request:
         for c in _statement_claims(st, text, [], None):
             if c.value == REMOVED:
                 continue
-            if c.predicate == PATH or not _confirmed(c, result_values, text,
+            if c.predicate == PATH or st.background or not _confirmed(c, result_values, text,
                                                      st.code and _applied(result_text)):
                 # A file a request names is what to work on ("Read README.md and confirm"),
                 # never a decision, even when the result names it too.

@@ -30,6 +30,7 @@ Rules this module keeps (the rules themselves live in beliefs, relations and sta
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
@@ -39,6 +40,7 @@ from .inputs import RecordInput, record_claims
 from .relations import (
     CONFLICTS_WITH,
     REMOVED,
+    SUPERSEDES,
     ClaimRef,
     Relation,
     chain_order,
@@ -290,11 +292,33 @@ class _Run:
             rel = relate(newer, older, similarity(newer, older))
             if rel is not None:
                 new.setdefault((rel.source_claim, rel.kind, rel.target_claim), rel)
-        relations = [new[k] for k in sorted(new)]
+        relations = self._said_again(new)
         store.replace_inferred_relations(ends, relations)
         for rel in (*before, *relations):
             self.claims_to_state.update((rel.source_claim, rel.target_claim))
         self.claims_to_state.update(relating)
+
+    def _said_again(self, found: dict[tuple[str, str, str], Relation]) -> list[Relation]:
+        """``found``'s relations, and for each supersession the same value said again in the
+        older claim's statement: "cron `0 */6 * * *`, so the drift check runs 4 times per
+        day" states one schedule twice, under two subjects; the revert that retires the cron
+        retires the other saying of it too (``method`` "same_statement")."""
+        out = dict(found)
+        retiring = [r for r in found.values() if r.kind == SUPERSEDES]
+        if retiring:
+            claims = self.store.claims({r.target_record for r in retiring})
+            by_id = {c.claim_id: c for c in claims}
+            for rel in retiring:
+                old = by_id.get(rel.target_claim)
+                if old is None:
+                    continue
+                for again in claims:
+                    if again.record_id == old.record_id and again.claim_id != old.claim_id \
+                            and (again.start, again.end) == (old.start, old.end) \
+                            and _said_as(again.value) == _said_as(old.value):
+                        out.setdefault((rel.source_claim, SUPERSEDES, again.claim_id), replace(
+                            rel, target_claim=again.claim_id, method="same_statement"))
+        return [out[k] for k in sorted(out)]
 
     def restate(self) -> None:
         """State every touched claim from its relations, then every touched record."""
@@ -367,6 +391,18 @@ class _Run:
             found = self.store.records(missing)
             self.inputs.update(found)
             self.absent |= missing - found.keys()
+
+
+_NUMBER_SAID = re.compile(r"^(?:[a-z][\w.+-]*\s+)*(\d+(?:\.\d+)*)s?$")
+
+
+def _said_as(value: str) -> str:
+    """What a value says beside its name and unit: "python 3.10" and "3.10", "1800s" and
+    "1800" (``SESSION_TTL=1800`` beside "30 minutes"), "every 21600s" and "21600"."""
+    m = _NUMBER_SAID.match(value)
+    if m is None or (len(m.group(1)) < 3 and "." not in m.group(1)):
+        return value  # "2" and "2" in one statement are as often two things as one
+    return m.group(1)
 
 
 def _claims_by_id(store: PolicyStore, claim_ids: set[str]) -> dict[str, ClaimRef]:

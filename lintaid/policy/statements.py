@@ -43,6 +43,7 @@ class Statement:
     context: str = ""  # heading, lead-in, headline scope
     context_cue: str = cues.NONE
     request: bool = False  # read from a capture's request (context unless confirmed)
+    background: bool = False  # in a decision record's context section: what was, not decided
     code: bool = False  # an assignment line of a code block
     old: str = ""  # for a diff's "+" line: the value its "-" line had
 
@@ -93,12 +94,33 @@ _COMMIT = re.compile(r"^(?:feat|fix|chore|perf|refactor|revert|build|ci|ops|deps
 _TABLE = re.compile(r"^\s*\|")
 _BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$")
 _SCOPING: Final = frozenset({cues.PROPOSAL, cues.CONDITION})
+# The sections of a decision record (Nygard's ADR, MADR) that tell what was before the
+# decision or what pressed for one: "## Context", "Context and Problem Statement", "Decision
+# Drivers", "Background:". What they state is the situation the decision changed.
+_BACKGROUND = re.compile(
+    r"^(?:context(?:\s+and\s+problem(?:\s+statement)?)?|background|problem(?:\s+statement)?|"
+    r"motivation|decision\s+drivers|forces|status\s+quo|current\s+situation|"
+    r"the\s+problem)\s*:?\s*$", re.IGNORECASE)
+_BACKGROUND_LABEL = re.compile(
+    r"^\s*(?:\*\*|__)?(?:context|background|problem(?:\s+statement)?|motivation)"
+    r"(?:\*\*|__)?\s*:(?:\*\*|__)?\s+\S", re.IGNORECASE)
+_SECTION = re.compile(r"^\s*(?:\*\*|__)?(?:decision(?:\s+outcome)?|consequences|status|outcome|"
+                      r"chosen\s+option|resolution)(?:\*\*|__)?\s*:", re.IGNORECASE)
+_SECTION_HEADING = re.compile(
+    r"^(?:decision(?:\s+outcome)?|consequences|status|outcome|pros\s+and\s+cons(?:\s+of\s+the"
+    r"\s+options)?|considered\s+options|more\s+information|links|confirmation|validation)"
+    r"\s*:?\s*$", re.IGNORECASE)
+# Headings of the options a record weighed ("Alternatives considered"): proposals.
+_OPTIONS = re.compile(r"^(?:other\s+)?alternatives?(?:\s+considered)?\s*:?\s*$",
+                      re.IGNORECASE)
 
 
 def _scoping(heading: str) -> str:
     """The cue a heading lends what it heads: a hypothetical one ("If sponsorship happens",
     "Options", "Hypothetical 1.0 plan") makes nothing under it a belief; any other lends none
     (a "Follow-ups" heading may head what was done)."""
+    if _OPTIONS.match(heading.strip()):
+        return cues.PROPOSAL
     found = cues.cue(heading)
     return found if found in _SCOPING else cues.NONE
 MAX_STATEMENT_CHARS: Final = 600
@@ -115,6 +137,9 @@ def statements(text: str, start: int = 0, end: int | None = None, *,
     lead_indent = -1
     headline_scope = ""
     scope_cue = cues.NONE  # a heading's that makes what it heads hypothetical
+    background = False  # under a heading of a decision record's context (``_BACKGROUND``)
+    section_level = 99  # the level of the heading that set ``scope_cue`` or ``background``
+    labelled = False  # in a paragraph led by "Context:" (to its blank line)
     in_fence = False
     removed: dict[str, str] = {}  # a diff's "-" lines, by key
     pos = start
@@ -139,14 +164,23 @@ def statements(text: str, start: int = 0, end: int | None = None, *,
                                      code=True, old=removed.pop(key, "") if diff else ""))
             continue
         if not raw.strip():
+            labelled = False
             continue
         if _TABLE.match(raw):
             continue
         h = _HEADING.match(raw)
         if h:
             heading = h.group(2).strip()
-            scope_cue = _scoping(heading)
+            level = len(h.group(1))
+            if level <= section_level or (scope_cue == cues.NONE and not background):
+                # a subheading stays in its section ("### zerolog" under "## Pros and Cons
+                # of the Options"); a heading as high as the section's ends it
+                scope_cue = _scoping(heading)
+                background = bool(_BACKGROUND.match(heading.strip("*_ ")))
+                section_level = level if scope_cue != cues.NONE or background else 99
             lead, lead_cue, lead_indent = "", cues.NONE, -1
+            if background or scope_cue != cues.NONE or _SECTION_HEADING.match(heading):
+                continue  # "## Decision Outcome" names a part of the record, not a value
             hs = line_start + raw.index(h.group(2)) if h.group(2) else line_start
             out.extend(_clauses(text, hs, hs + len(h.group(2)), "", cues.NONE, request))
             continue
@@ -162,6 +196,13 @@ def statements(text: str, start: int = 0, end: int | None = None, *,
         bold = _BOLD_LINE.match(raw)
         if bold:
             scope_cue = _scoping(bold.group(1))
+            background = bool(_BACKGROUND.match(bold.group(1).strip()))
+        elif _BACKGROUND.match(raw.strip()):
+            background = True  # a bare "Context:" line heads what follows
+            continue
+        elif _SECTION.match(raw):
+            background = labelled = False  # "Decision:", "Consequences:" end it
+        labelled = labelled or bool(_BACKGROUND_LABEL.match(raw))
         item = _LIST.match(raw)
         indent = len(item.group(1)) if item else -1
         if item is None and lead and not raw.startswith((" ", "\t")):
@@ -173,7 +214,8 @@ def statements(text: str, start: int = 0, end: int | None = None, *,
         line_end = line_start + len(raw)
         own_cue = lead_cue if item is not None and lead_cue != cues.NONE else scope_cue
         found = _clauses(text, body_start, line_end, context,
-                         cues.NONE if bold else own_cue, request)
+                         cues.NONE if bold else own_cue, request,
+                         background or labelled)
         out.extend(found)
         # A line ending in ":" introduces what follows (a list, or the next lines).
         if raw.rstrip().endswith(":"):
@@ -206,7 +248,7 @@ _VERBISH = re.compile(
 
 
 def _clauses(text: str, start: int, end: int, context: str, context_cue: str,
-             request: bool) -> list[Statement]:
+             request: bool, background: bool = False) -> list[Statement]:
     """Sentences of one line or paragraph, then clauses (see the module docstring)."""
     out: list[Statement] = []
     for span in split_sentences(text[start:end]) or []:
@@ -216,7 +258,8 @@ def _clauses(text: str, start: int, end: int, context: str, context_cue: str,
             flat = " ".join(piece[cs:ce].split()).strip(" .")
             if not flat or len(flat) > MAX_STATEMENT_CHARS or not re.search(r"\w", flat):
                 continue
-            out.append(Statement(s0 + cs, s0 + ce, flat, context, context_cue, request))
+            out.append(Statement(s0 + cs, s0 + ce, flat, context, context_cue, request,
+                                 background=background))
     return out
 
 

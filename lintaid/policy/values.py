@@ -162,6 +162,26 @@ _SETTING_RX = re.compile(
     r"(?<![\w.$/-])([A-Za-z_][A-Za-z0-9_]*(?:[.][A-Za-z_][A-Za-z0-9_]*)*)\s*(?:=|:=)\s*"
     r"(\"[^\"\n]{0,120}\"|'[^'\n]{0,120}'|[^\s,;)`'\"]{1,120})")
 _CRON_RX = re.compile(r"(?<![\w*/-])(?:[\d*][\d*/,-]*\s+){4}[\d*][\d*/,-]*(?![\w*/-])")
+_STEP = re.compile(r"\*/(\d{1,3})")
+_FIXED = re.compile(r"\d{1,2}")
+
+
+def cron_norm(expr: str) -> str:
+    """A cron expression's canonical form: a plain interval ("0 */6 * * *", "*/15 * * * *")
+    as the period it runs at, the form "4 times per day" and "every 6 hours" take, so that
+    one schedule said both ways in a statement is one value; any other as written ("cron 0 0
+    * * *": a time of day is more than a period)."""
+    fields = expr.split()
+    if len(fields) == 5 and fields[2:] == ["*", "*", "*"]:
+        minute, hour = fields[:2]
+        step_m, step_h = _STEP.fullmatch(minute), _STEP.fullmatch(hour)
+        if step_m and hour == "*" and int(step_m.group(1)) > 0:
+            return f"every {int(step_m.group(1)) * 60}s"
+        if step_h and _FIXED.fullmatch(minute) and int(step_h.group(1)) > 0:
+            return f"every {int(step_h.group(1)) * 3600}s"
+    return "cron " + " ".join(fields)
+
+
 _RATE_RX = re.compile(
     rf"(?<![\w.])({_NUMRX}|\w+)\s+times?\s+(?:a|an|per|each)\s+({_PER_UNIT})\b"
     rf"|(?<![\w.])({_NUMRX})\s*(?:([a-z][\w-]{{0,20}})\s*)?(?:/|\s+per\s+|\s+an?\s+)"
@@ -221,7 +241,7 @@ def _typed_literal(text: str) -> tuple[str, str, str] | None:
     if _HANDLE_RX.fullmatch(t):
         return HANDLE, low, ""
     if _CRON_RX.fullmatch(t):
-        return SCHEDULE, "cron " + " ".join(t.split()), ""
+        return SCHEDULE, cron_norm(t), ""
     if low in _BOOLEANS:
         return BOOLEAN, _BOOLEANS[low], ""
     m = _DURATION_RX.fullmatch(t)
@@ -333,7 +353,7 @@ def _find_values(text: str) -> tuple[Value, ...]:
             raw = m.group(0).rstrip(".,;:!?")
             add(m.start(), m.start() + len(raw), raw, raw.lower().rstrip("/"), kind)
     for m in _CRON_RX.finditer(text):
-        add(m.start(), m.end(), m.group(0), "cron " + " ".join(m.group(0).split()), SCHEDULE)
+        add(m.start(), m.end(), m.group(0), cron_norm(m.group(0)), SCHEDULE)
     for m in _RATE_RX.finditer(text):
         norm = _rate_norm(m)
         if norm:
