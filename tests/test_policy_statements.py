@@ -240,6 +240,7 @@ def test_cues_are_read_from_the_words() -> None:
     assert cues.cue("handled: customer.subscription.updated") == cues.NONE  # an identifier
     assert cues.cue("tracing down to 5% of transactions") == cues.CHANGE
     assert cues.cue("it comes down to the queue depth") == cues.NONE
+    assert cues.cue("He proposes Isar, it is very fast he says") == cues.PROPOSAL
 
 
 # -- 3. relating statements ---------------------------------------------------------------------

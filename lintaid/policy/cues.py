@@ -80,7 +80,7 @@ _SUBORDINATE = re.compile(
 _PROPOSAL_RX = re.compile(
     r"\b(?:maybe|perhaps|might|could|we\s+could|i\s+could|you\s+could|consider(?:ing)?|"
     r"suggest(?:ion|ed|s)?|i'?d\s+(?:suggest|recommend|propose|go\s+with|tighten|lean)|"
-    r"propos(?:e|al|ed|ing)|what\s+(?:if|about)|how\s+about|option(?:s|ally)?\b|"
+    r"propos(?:e|es|al|als|ed|ing)|what\s+(?:if|about)|how\s+about|option(?:s|ally)?\b|"
     r"thinking\s+(?:about|of|out\s+loud)|idea:|an\s+idea|worth\s+(?:a\s+)?(?:trying|looking)|"
     r"would\s+(?:it|be|you|we)|should\s+we|shall\s+we|wondering|evaluat(?:e|ing)|"
     r"tempted|if\s+we\s+want|could\s+eventually|eventually|someday|some\s+day|nice\s+to\s+have|"
