@@ -81,6 +81,19 @@ def test_a_request_is_never_a_belief_and_its_result_retires_what_it_quoted() -> 
     assert s.status_of(rid, "3.11") == "current"
 
 
+def test_a_request_is_not_confirmed_by_a_result_that_only_weighs_it() -> None:
+    """"one ALB per service, less to maintain" beside a proposal, answered by "Possible, but
+    I'm not sure it's less to maintain: one ALB per service = 3+ ALBs ...": the result only
+    weighed it, so the request's value stays context."""
+    text = turn("maybe we should replace ingress-nginx with the AWS Load Balancer Controller? "
+                "one ALB per service, less to maintain",
+                "Possible, but I'm not sure it's less to maintain:\n\n"
+                "- one ALB per service = 3+ ALBs, each ~20 EUR/month\n"
+                "- migration touches every Ingress object\n\nI think not now.")
+    alb = [c for c in record_claims_of(text, "capture") if c.value == "alb"]
+    assert alb and {c.cue_kind for c in alb} == {CONTEXT}, alb
+
+
 def test_a_request_confirmed_by_its_result_is_a_belief() -> None:
     s = Story()
     rid = s.capture("From next week the app events land in s3://lake-raw/events/.",

@@ -26,7 +26,7 @@ result's statements that state no cue of their own.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -88,6 +88,7 @@ def record_claims_of(text: str, kind: str) -> list[Claim]:
     out: list[Claim] = []
     taken: set[tuple[str, str]] = set()
     result_values: list[Value] = []
+    asserted: list[tuple[int, int]] = []
     asked: list[Claim] = []
     result_text = " ".join(st.text for st in belief)
     for st in belief:
@@ -103,6 +104,10 @@ def record_claims_of(text: str, kind: str) -> list[Claim]:
                 continue
             taken.add(key)
             out.append(c)
+        if not _asserts(st):
+            continue  # "Possible, but I'm not sure: one ALB per service = 3+ ALBs" confirms
+            # nothing the request proposed
+        asserted.append((st.start, st.end))
         said = text[st.start:st.end]
         found = _values(said)
         result_values.extend(v for v in found if v not in _old_sides(said, found))
@@ -110,8 +115,8 @@ def record_claims_of(text: str, kind: str) -> list[Claim]:
         for c in _statement_claims(st, text, [], None):
             if c.value == REMOVED:
                 continue
-            if c.predicate == PATH or st.background or not _confirmed(c, result_values, text,
-                                                     st.code and _applied(result_text)):
+            if c.predicate == PATH or st.background or not _confirmed(
+                    c, result_values, text, st.code and _applied(result_text), asserted):
                 # A file a request names is what to work on ("Read README.md and confirm"),
                 # never a decision, even when the result names it too.
                 asked.append(replace(c, cue=False, cue_kind=CONTEXT))
@@ -123,6 +128,13 @@ def record_claims_of(text: str, kind: str) -> list[Claim]:
     # What was asked comes before what was done: in a record's order a result's statement is
     # the later one, so it may retire what its own request said.
     return [c for c in asked + out if not _work_report(c) and _says_something(c.value)]
+
+
+def _asserts(st: Statement) -> bool:
+    """Whether a statement says what is (no question, proposal, condition or plan, neither
+    its own cue nor its lead-in's or heading's)."""
+    own = cues.cue(st.text) if not st.code else st.context_cue
+    return own not in cues.NOT_BELIEFS and st.context_cue not in cues.NOT_BELIEFS
 
 
 def _says_something(value: str) -> bool:
@@ -150,20 +162,23 @@ def _work_report(claim: Claim) -> bool:
                                                and " " not in claim.subject)
 
 
-def _confirmed(claim: Claim, result_values: list[Value], text: str, applied: bool) -> bool:
-    """A request's value that the result states too, not as the old side of a change; or
+def _confirmed(claim: Claim, result_values: list[Value], text: str, applied: bool,
+               said: Sequence[tuple[int, int]]) -> bool:
+    """A request's value that the result states too (``result_values``, or written in one
+    of the result's statements that assert, ``said``), not as the old side of a change; or
     a setting the request pasted (a diff, a config line) that the result says it applied."""
     if applied:
         return True
     if any(v.norm == claim.value for v in result_values):
         return True
     needle = claim.value.lower()
-    hay = text.lower()
-    start = hay.find("result:")
-    at = hay.find(needle, start) if start >= 0 else -1
-    if at < 0 or len(needle) < 3:
+    if len(needle) < 3:
         return False
-    return not cues.is_old_side(text, at, at + len(needle))
+    for start, end in said:
+        at = text.lower().find(needle, start, end)
+        if at >= 0 and not cues.is_old_side(text, at, at + len(needle)):
+            return True
+    return False
 
 
 _APPLIED = re.compile(r"\b(?:applied|done|merged|deployed|rolled\s+out|shipped|committed|"
