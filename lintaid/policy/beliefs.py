@@ -88,7 +88,7 @@ def record_claims_of(text: str, kind: str) -> list[Claim]:
     out: list[Claim] = []
     taken: set[tuple[str, str]] = set()
     result_values: list[Value] = []
-    asserted: list[tuple[int, int]] = []
+    weighed: list[tuple[int, int]] = []
     asked: list[Claim] = []
     result_text = " ".join(st.text for st in belief)
     for st in belief:
@@ -105,9 +105,10 @@ def record_claims_of(text: str, kind: str) -> list[Claim]:
             taken.add(key)
             out.append(c)
         if not _asserts(st):
-            continue  # "Possible, but I'm not sure: one ALB per service = 3+ ALBs" confirms
-            # nothing the request proposed
-        asserted.append((st.start, st.end))
+            # "Possible, but I'm not sure: one ALB per service = 3+ ALBs" confirms nothing
+            # the request proposed
+            weighed.append((st.start, st.end))
+            continue
         said = text[st.start:st.end]
         found = _values(said)
         result_values.extend(v for v in found if v not in _old_sides(said, found))
@@ -116,7 +117,7 @@ def record_claims_of(text: str, kind: str) -> list[Claim]:
             if c.value == REMOVED:
                 continue
             if c.predicate == PATH or st.background or not _confirmed(
-                    c, result_values, text, st.code and _applied(result_text), asserted):
+                    c, result_values, text, st.code and _applied(result_text), weighed):
                 # A file a request names is what to work on ("Read README.md and confirm"),
                 # never a decision, even when the result names it too.
                 asked.append(replace(c, cue=False, cue_kind=CONTEXT))
@@ -163,21 +164,25 @@ def _work_report(claim: Claim) -> bool:
 
 
 def _confirmed(claim: Claim, result_values: list[Value], text: str, applied: bool,
-               said: Sequence[tuple[int, int]]) -> bool:
-    """A request's value that the result states too (``result_values``, or written in one
-    of the result's statements that assert, ``said``), not as the old side of a change; or
-    a setting the request pasted (a diff, a config line) that the result says it applied."""
+               weighed: Sequence[tuple[int, int]]) -> bool:
+    """A request's value that the result states too (``result_values``, or written in the
+    result outside its statements that assert nothing, ``weighed``: a proposal weighed, a
+    question), not as the old side of a change; or a setting the request pasted (a diff, a
+    config line) that the result says it applied."""
     if applied:
         return True
     if any(v.norm == claim.value for v in result_values):
         return True
     needle = claim.value.lower()
-    if len(needle) < 3:
+    hay = text.lower()
+    at = hay.find(needle, max(0, hay.find("result:")))
+    if len(needle) < 3 or "result:" not in hay:
         return False
-    for start, end in said:
-        at = text.lower().find(needle, start, end)
-        if at >= 0 and not cues.is_old_side(text, at, at + len(needle)):
+    while at >= 0:
+        if not any(s <= at < e for s, e in weighed) \
+                and not cues.is_old_side(text, at, at + len(needle)):
             return True
+        at = hay.find(needle, at + 1)
     return False
 
 
