@@ -193,8 +193,11 @@ def test_a_question_about_the_craft_needs_a_clear_match(served: Served) -> None:
                     "What does our release tag look like?"):
         assert not admit.generic_question(project), project
     for craft in ("What's the difference between a buffered and an unbuffered channel?",
-                  "How do I write a table-driven test in Go?", "Explain Rust's orphan rule."):
+                  "How do I write a table-driven test in Go?", "Explain Rust's orphan rule.",
+                  "unrelated, what is the difference between `count` and `for_each`?",
+                  "Random Rust question: how do I write a function that takes any iterator?"):
         assert admit.generic_question(craft), craft
+    assert admit.small_talk("ah ok makes sense.")
 
 
 def test_a_question_about_the_craft_is_judged_whole_not_by_its_halves(served: Served) -> None:

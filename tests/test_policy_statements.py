@@ -19,6 +19,7 @@ from lintaid.policy.beliefs import record_claims_of
 from lintaid.policy.inputs import RecordInput, record_claims
 from lintaid.policy.memory_store import MemoryPolicyStore
 from lintaid.policy.relations import CONTEXT, SUPERSEDES
+from lintaid.policy.sentences import split_sentences
 from lintaid.policy.statements import record_statements
 from lintaid.policy.values import DURATION, HANDLE, RATE, URL, VERSION, find_values
 
@@ -254,6 +255,17 @@ def test_cues_are_read_from_the_words() -> None:
     assert cues.cue("tracing down to 5% of transactions") == cues.CHANGE
     assert cues.cue("it comes down to the queue depth") == cues.NONE
     assert cues.cue("He proposes Isar, it is very fast he says") == cues.PROPOSAL
+    assert cues.cue("Probably your SSO session expired") == cues.PROPOSAL  # a guess
+    assert cues.cue("Mikko asks how long CloudWatch keeps logs") == cues.QUESTION  # reported
+    assert cues.cue("He asked us to move to Postgres 16") == cues.NONE
+
+
+def test_a_sentence_never_ends_inside_a_code_span() -> None:
+    text = ('Rule: `count` only for "0 or 1" (feature toggle: `count = var.enabled ? 1 : 0`) '
+            "or really identical copies. For everything with a name, use `for_each`.")
+    said = [text[sp.start:sp.end] for sp in split_sentences(text)]
+    assert said[0].endswith("or really identical copies."), said
+    assert len(said) == 2, said
 
 
 # -- 3. relating statements ---------------------------------------------------------------------

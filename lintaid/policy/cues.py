@@ -70,6 +70,9 @@ _REMOVE_RX = re.compile(
     r"stopped\s+using|away\s+from|moved\s+off|gone)\b", _I)
 _QUESTION_RX = re.compile(
     r"\?\s*[\"')\]]*\s*$"
+    # a question reported: "Mikko asks how long CloudWatch keeps logs"
+    r"|\b(?:asks?|asked|asking|wonders?|wondered|wants?\s+to\s+know)\s+(?:me\s+|us\s+)?"
+    r"(?:how|what|which|why|where|when|who|whether|if)\b"
     r"|^(?:so\s+|and\s+|but\s+|ok(?:ay)?,?\s+)?(?:what|which|who|whom|whose|why|how|where|when|"
     r"is|are|was|were|do|does|did|can|could|would|should|shall|will|has|have|any)\b[^.!]*$", _I)
 # "When naming attributes, end them with '_at'": a clause of time or place before the main
@@ -85,7 +88,7 @@ _PROPOSAL_RX = re.compile(
     r"would\s+(?:it|be|you|we)|should\s+we|shall\s+we|wondering|evaluat(?:e|ing)|"
     r"tempted|if\s+we\s+want|could\s+eventually|eventually|someday|some\s+day|nice\s+to\s+have|"
     r"not\s+sure|unsure|tbd|to\s+be\s+decided|let'?s\s+see|experiment(?:ing)?\s+with|"
-    r"trying\s+out|try(?:ing)?\s+out|hypothetical(?:ly)?)\b", _I)
+    r"trying\s+out|try(?:ing)?\s+out|hypothetical(?:ly)?|probably|i\s+guess|my\s+guess)\b", _I)
 _CONDITION_RX = re.compile(
     r"^(?:[\w\s,]{0,20}?)\b(?:if|unless|suppose|supposing|imagine|in\s+case|whenever|should\s+"
     r"(?:we|it|they)\s+ever|once\s+we)\b", _I)

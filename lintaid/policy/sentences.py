@@ -163,6 +163,8 @@ def _keeps_going(block: str, match: re.Match[str]) -> bool:
     """True when a terminator is not a sentence end (abbreviation, list number)."""
     before = block[: match.start()]
     rest = block[match.end():].lstrip()
+    if before.count("`") % 2 == 1 and "`" in block[match.end():]:
+        return True  # inside a code span: "`count = var.enabled ? 1 : 0`"
     if match.group(0).endswith(")") and before.count("(") > before.count(")"):
         return True  # "(Claude Code, Codex, ...) run": the bracket closes, the sentence goes on
     if match.group(0).startswith("...") and rest[:1].islower():

@@ -62,6 +62,7 @@ CODE: Final = "code"  # a workspace hit's ``doc_type`` for source code and confi
 
 SMALL_TALK: Final = frozenset("""
 thanks thank thx ty cheers cool nice great awesome perfect wonderful excellent amazing ok okay
+ah oh hmm hm aha ooh yay gotcha understood noted interesting
 k kk yes yeah yep yup no nope sure fine hi hello hey bye goodbye congrats congratulations lol
 haha hahaha wow good morning evening night afternoon weekend week day today tonight work job
 done see later soon have happy enjoy well lot lots much very really appreciate appreciated
@@ -88,7 +89,9 @@ and the memory questions answered stay at 90 of 99 (0.38: 5 and 87; 0.45: 2 and 
 # "In Go, what is ...", "What's the difference ...", "How do I ...", "Explain ...": the forms
 # a question about the craft takes, read after an optional "In <language>," lead.
 _GENERIC_SHAPE: Final = re.compile(
-    r"^(?:in\s+[\w#+.-]+(?:\s+[\w#+.-]+)?\s*,\s*)?"
+    r"^(?:(?:unrelated|random|quick|side|general|off[- ]topic|btw|by\s+the\s+way)"
+    r"(?:\s+[\w#+.-]+){0,2}\s*[,:\u2013-]\s*)?"
+    r"(?:in\s+[\w#+.-]+(?:\s+[\w#+.-]+)?\s*,\s*)?"
     r"(?:what(?:'s|\s+(?:is|are|does|do|happens))\b|how\s+(?:does|do|is|are|can)\b"
     r"|why\s+(?:does|do|is|are|would)\b|when\s+(?:should|are|is|does|do)\b"
     r"|(?:can\s+you\s+)?explain\b)", re.IGNORECASE)
