@@ -15,6 +15,7 @@ from typing import Any
 
 from lintaid.capture import git as gitinfo
 from lintaid.integrations import injection
+from lintaid.policy import values
 from lintaid.retrieval import admit
 from lintaid.retrieval.markers import markers, used
 from lintaid.retrieval.query import parts
@@ -335,6 +336,22 @@ def test_a_superseded_statement_is_left_out_and_named() -> None:
                              where=injection.Where(None, None, None))
     assert block is not None
     assert entries(block.text)[0][1:] == ["Gateway retry attempts: 5."]
+
+
+def test_a_superseded_note_gives_the_new_value_as_a_person_writes_it() -> None:
+    """"now: 14 days", not the canonical "1209600s" the policy compares."""
+    content = "Log groups keep 30 days.\nDrift runs every 6 hours."
+    claims = [Claim("c1", "m1", "log groups keep", "duration", "2592000s", status="superseded",
+                    start=0, end=24, superseded_by="m9", replaced_by_value="1209600s"),
+              Claim("c2", "m1", "drift runs", "schedule", "every 21600s", status="superseded",
+                    start=25, end=len(content), superseded_by="m8",
+                    replaced_by_value="cron 0 0 * * *")]
+    notes = injection._superseded_notes(claims)
+    assert notes == ["Superseded here: log groups keep (now: 14 days, per m9)",
+                     "Superseded here: drift runs (now: `0 0 * * *`, per m8)"], notes
+    assert [values.display(v, k) for v, k in [("9000/h", "rate"), ("0.05", "percent"),
+                                             ("every 21600s", "schedule"), ("40", "number")]] \
+        == ["150/min", "5%", "every 6 hours", "40"]
 
 
 def test_session_start_leaves_small_talk_out_and_flags_a_contradicting_outcome(

@@ -24,6 +24,7 @@ from typing import Any, Final
 from lintaid.capture.git import revision_status
 from lintaid.capture.record import REQUEST, RESULT, SUMMARY
 from lintaid.capture.transcript import cap_bytes
+from lintaid.policy.values import TYPES, display
 from lintaid.retrieval.markers import markers
 from lintaid.retrieval.passages import mask, retired_spans
 from lintaid.retrieval.statements import BODY, piece_of, statements
@@ -275,12 +276,14 @@ def _superseded_notes(claims: Sequence[Claim], own_id: str = "") -> list[str]:
     for claim in claims:
         if claim.status != models.SUPERSEDED or (own_id and claim.superseded_by == own_id):
             continue
-        # "artifact bucket", not "artifact bucket value": a setting's value is what it is
-        predicate = "" if claim.predicate == VALUE_PREDICATE else claim.predicate
+        # "artifact bucket", not "artifact bucket value" or "log groups keep duration": a
+        # setting's value, or the kind of a value, is what it is
+        predicate = "" if claim.predicate == VALUE_PREDICATE or claim.predicate in TYPES \
+            else claim.predicate
         subject = " ".join(w.strip() for w in (claim.subject, predicate) if w.strip())
         detail: list[str] = []
         if claim.replaced_by_value and claim.replaced_by_value.strip():
-            detail.append(f"now: {claim.replaced_by_value.strip()}")
+            detail.append(f"now: {display(claim.replaced_by_value.strip(), claim.predicate)}")
         if claim.superseded_by:
             detail.append(f"per {claim.superseded_by}")
         note = f"Superseded here: {subject or 'an earlier statement'}"

@@ -43,6 +43,9 @@ NAME: Final = "name"
 LEVEL: Final = "level"
 
 NUMERIC_TYPES: Final = frozenset({NUMBER, PERCENT})
+TYPES: Final = frozenset({URL, EMAIL, HANDLE, PATH, HOST, VERSION, DURATION, RATE, SCHEDULE,
+                          SIZE, PERCENT, NUMBER, BOOLEAN, CODE, NAME, LEVEL})
+"""Every kind of value; a claim's predicate is one of them unless a rule named it."""
 """A bare number and a fraction compare with each other (0.05 and 5%)."""
 
 
@@ -283,6 +286,41 @@ def _version_word_near(text: str, start: int) -> bool:
 def _version_norm(v: str) -> str:
     v = v.lower().lstrip("v")
     return v
+
+
+_SPANS: Final = ((86400, "day"), (3600, "hour"), (60, "minute"), (1, "second"))
+
+
+def _seconds_said(seconds: float) -> str:
+    for size, unit in _SPANS:
+        if seconds >= size and seconds % size == 0:
+            n = int(seconds // size)
+            return f"{n} {unit}" + ("s" if n != 1 else "")
+    return f"{_fmt(seconds)} s"
+
+
+def display(norm: str, kind: str) -> str:
+    """A canonical value as a person writes it: "1209600s" as "14 days", "every 21600s" as
+    "every 6 hours", "9000/h" as "150/min", a percentage's "0.05" as "5%"; any other as
+    it is. For what an entry tells the agent, which reads "now: 14 days" and not
+    "now: 1209600s"."""
+    try:
+        if kind == DURATION and norm.endswith("s"):
+            return _seconds_said(float(norm[:-1]))
+        if kind == SCHEDULE and norm.startswith("every ") and norm.endswith("s"):
+            return "every " + _seconds_said(float(norm[6:-1]))
+        if kind == SCHEDULE and norm.startswith("cron "):
+            return f"`{norm[5:]}`"
+        if kind == RATE and norm.endswith("/h"):
+            per_hour = float(norm[:-2])
+            if per_hour >= 60 and per_hour % 60 == 0:
+                return f"{_fmt(per_hour / 60)}/min"
+            return f"{_fmt(per_hour)}/h"
+        if kind == PERCENT:
+            return f"{_fmt(round(float(norm) * 100, 4))}%"
+    except ValueError:
+        pass
+    return norm
 
 
 def same_value(a: Value, b: Value) -> bool:
