@@ -338,6 +338,21 @@ def test_a_superseded_statement_is_left_out_and_named() -> None:
     assert entries(block.text)[0][1:] == ["Gateway retry attempts: 5."]
 
 
+def test_no_note_names_a_record_the_block_shows_after_it() -> None:
+    """An older record ranked first, the record that changed it second: the second says
+    what holds now, so the first carries no "Superseded here" note repeating it."""
+    old = "Gateway retry attempts: 3.\nGateway retries back off by doubling."
+    claims = [Claim("c1", "m1", "gateway retry attempts", "value", "3", status="superseded",
+                    start=0, end=26, superseded_by="m9", replaced_by_value="5")]
+    first = _hit(old, claims=claims, retired_matches={"c1": 0.5})
+    newer = _hit("Gateway retry attempts are now 5 (was 3).", rid="m9")
+    block = injection.recall([first, newer], where=injection.Where(None, None, None))
+    assert block is not None and block.ids == ["m1", "m9"]
+    assert "Superseded here" not in block.text
+    alone = injection.recall([first], where=injection.Where(None, None, None))
+    assert alone is not None and "Superseded here: gateway retry attempts (now: 5" in alone.text
+
+
 def test_a_superseded_note_gives_the_new_value_as_a_person_writes_it() -> None:
     """"now: 14 days", not the canonical "1209600s" the policy compares."""
     content = "Log groups keep 30 days.\nDrift runs every 6 hours."

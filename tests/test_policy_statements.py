@@ -258,6 +258,9 @@ def test_cues_are_read_from_the_words() -> None:
     assert cues.cue("Probably your SSO session expired") == cues.PROPOSAL  # a guess
     assert cues.cue("Mikko asks how long CloudWatch keeps logs") == cues.QUESTION  # reported
     assert cues.cue("He asked us to move to Postgres 16") == cues.NONE
+    # "(it was at 10%)" says what the rollout was, not what it is
+    said = "halted the staged rollout in Play Console (it was at 10%)"
+    assert cues.is_old_side(said, said.index("10%"), said.index("10%") + 3)
 
 
 def test_a_sentence_never_ends_inside_a_code_span() -> None:

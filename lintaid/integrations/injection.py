@@ -113,12 +113,15 @@ def recall(hits: Sequence[Hit], *, where: Where, max_records: int = DEFAULT_MAX_
     shown: list[str] = []
     values: list[str] = []
     seen: set[str] = set()
-    for hit in hits:
+    for n, hit in enumerate(hits):
         if len(ids) >= max_records:
             break
         if hit.id in ids:
             continue
-        ex = excerpt(hit, seen=set(seen), beside=ids)
+        # the records shown before it and those to come after it: the newer record in the
+        # block says what holds now, so no note repeats it
+        coming = [h.id for h in hits[n + 1:n + 1 + max_records - len(ids)]]
+        ex = excerpt(hit, seen=set(seen), beside=[*ids, *coming])
         if not ex.lines and not ex.notes:
             continue
         entry = _entry(hit, ex, where)
@@ -149,8 +152,8 @@ def excerpt(hit: Hit, *, seen: set[str] | None = None,
     """What an entry shows of ``hit``: its best matching statements (``hit.passages``), or,
     without any, its first; for a captured turn its result too when only its request
     matched; never a statement in ``seen`` (folded), never a retired one. No note says a
-    statement was superseded by a record shown ``beside`` it (the agent reads the newer
-    record itself, just before)."""
+    statement was superseded by a record shown ``beside`` it, before or after it (the
+    agent reads the newer record itself)."""
     retired = retired_spans(hit.content, hit.claims)
     text = mask(hit.content, retired) if not hit.historical else hit.content
     sts = [st for st in statements(text) if not st.listing]

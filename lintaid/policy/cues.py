@@ -155,7 +155,8 @@ _OLD_BEFORE = re.compile(
     r"no\s+longer(?:\s+(?:uses?|on|using|at|in|runs?\s+on|goes\s+(?:to|through)))?|"
     r"away\s+from|off\s+of|moved\s+off|got\s+rid\s+of|stopped\s+using|dropped|removed|left|"
     r"retired|deprecated|previously|formerly|used\s+to\s+be|the\s+old)"
-    r"|\(was|,\s*not|\bwas\s+previously|\bfrom\s+the\s+old)\s+(?:the\s+|our\s+|a\s+)?$", _I)
+    r"|\((?:(?:it|this|that|they)\s+)?(?:was|were)(?:\s+at)?|,\s*not|\bwas\s+previously|"
+    r"\bfrom\s+the\s+old)\s+(?:the\s+|our\s+|a\s+)?$", _I)
 _FROM_BEFORE = re.compile(r"\b(?:from|switch(?:ed)?\s+from|migrat(?:ed|ing)\s+from|"
                           r"mov(?:ed|ing)\s+from|chang(?:ed|ing)\s+from)\s+(?:the\s+|our\s+)?$",
                           _I)
