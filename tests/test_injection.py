@@ -13,6 +13,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from lintaid.capture import git as gitinfo
 from lintaid.integrations import injection
 from lintaid.policy import values
@@ -199,6 +201,32 @@ def test_a_question_about_the_craft_needs_a_clear_match(served: Served) -> None:
                   "Random Rust question: how do I write a function that takes any iterator?"):
         assert admit.generic_question(craft), craft
     assert admit.small_talk("ah ok makes sense.")
+
+
+@pytest.mark.parametrize(("prompt", "craft"), [
+    ("is it true that bcrypt truncates passwords longer than 72 bytes?", True),
+    ("show me how to implement retries with exponential backoff and jitter in Go", True),
+    ("context.WithTimeout vs context.WithDeadline — when should I use which?", True),
+    ("Kotlin: what's the difference between `launch` and `async` in coroutines?", True),
+    ("`ERROR: deadlock detected` — what does it mean and how do I avoid it?", True),
+    ("how do I avoid rebuilding the whole widget tree on every setState", True),
+    ("my pods get OOMKilled but the app's own metrics show low heap usage, what are common "
+     "reasons?", True),
+    ("When does the churn model get retrained?", False),  # "the" thing it asks about
+    ("what's the schedule of the `revenue_daily` dag", False),
+    ("why is linear history required on main, who pushed for that?", False),  # what happened
+    ("What does a release tag for billing-svc look like?", False),  # a service's name
+    ("how is `release.yml` triggered?", False),  # a file of the project's
+    ("what's the MSRV for tidemark these days?", False),
+    ("Is the gateway still on 8080?", False),
+])
+def test_a_question_about_the_craft_is_told_by_its_form_and_ties(prompt: str,
+                                                                 craft: bool) -> None:
+    """Forms read anywhere a clause starts, and what ties a question to the project: its
+    words ("still", "these days"), an event ("who pushed for that?"), a thing asked about as
+    known ("the churn model"), a file, a service's name (``benchmarks/craft_questions.py``
+    measures it on 300 labelled questions)."""
+    assert admit.generic_question(prompt) is craft
 
 
 def test_a_question_about_the_craft_is_judged_whole_not_by_its_halves(served: Served) -> None:
