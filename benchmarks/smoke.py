@@ -29,6 +29,7 @@ SMALL: dict[str, tuple[list[str], float, str | None]] = {
     "board": (["--posts", "10"], 300, None),
     "client": (["--sizes", "300,600", "--single", "50", "--concurrent", "100",
                 "--threads", "4", "--queries", "20"], 300, None),
+    "craft_questions": ([], 300, None),
     "documents": (["--records", "200", "--documents", "10", "--runs", "2"], 300, None),
     "floor": ([], 300, None),
     "histories": (["--turns", "10"], 300, None),
