@@ -95,6 +95,15 @@ def test_a_request_is_not_confirmed_by_a_result_that_only_weighs_it() -> None:
     assert alb and {c.cue_kind for c in alb} == {CONTEXT}, alb
 
 
+def test_a_request_reporting_trouble_stays_context_whatever_its_result_repeats() -> None:
+    text = turn("The Android emulator can't reach my local backend on localhost:8080, the iOS "
+                "simulator can.",
+                "In the Android emulator `localhost` is the emulator itself: use "
+                "`10.0.2.2:8080`, or `adb reverse tcp:8080 tcp:8080` and then localhost:8080.")
+    asked = [c for c in record_claims_of(text, "capture") if c.start < text.index("Result:")]
+    assert asked and {c.cue_kind for c in asked} == {CONTEXT}, asked
+
+
 def test_a_request_confirmed_by_its_result_is_a_belief() -> None:
     s = Story()
     rid = s.capture("From next week the app events land in s3://lake-raw/events/.",

@@ -116,7 +116,8 @@ def record_claims_of(text: str, kind: str) -> list[Claim]:
         for c in _statement_claims(st, text, [], None):
             if c.value == REMOVED:
                 continue
-            if c.predicate == PATH or st.background or not _confirmed(
+            if c.predicate == PATH or st.background or _TROUBLE.search(st.text) \
+                    or not _confirmed(
                     c, result_values, text, st.code and _applied(result_text), weighed):
                 # A file a request names is what to work on ("Read README.md and confirm"),
                 # never a decision, even when the result names it too.
@@ -129,6 +130,16 @@ def record_claims_of(text: str, kind: str) -> list[Claim]:
     # What was asked comes before what was done: in a record's order a result's statement is
     # the later one, so it may retire what its own request said.
     return [c for c in asked + out if not _work_report(c) and _says_something(c.value)]
+
+
+# A request that reports trouble ("The Android emulator can't reach my local backend on
+# localhost:8080", "`make test-integration` fails on my mac") says what went wrong, not
+# what was decided, whatever its result repeats of it.
+_TROUBLE = re.compile(
+    r"\b(?:can'?t|cannot|couldn'?t|doesn'?t|don'?t|won'?t|isn'?t|aren'?t)\s+(?:\w+\s+)?(?:reach|"
+    r"connect|find|load|start|build|run|work|see|open|compile|resolve|deploy|install|boot|"
+    r"log\s*in|sign\s*in)\b|\b(?:fails?|failing|failed|broken|crash(?:es|ed|ing)?|"
+    r"times?\s+out|timing\s+out|timed\s+out|hangs?|stuck|flaky)\b", re.IGNORECASE)
 
 
 def _asserts(st: Statement) -> bool:
