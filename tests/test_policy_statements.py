@@ -102,6 +102,11 @@ def test_a_request_reporting_trouble_stays_context_whatever_its_result_repeats()
                 "`10.0.2.2:8080`, or `adb reverse tcp:8080 tcp:8080` and then localhost:8080.")
     asked = [c for c in record_claims_of(text, "capture") if c.start < text.index("Result:")]
     assert asked and {c.cue_kind for c in asked} == {CONTEXT}, asked
+    text = turn("`istioctl proxy-status` on my mac: 'client version 1.22 is not compatible with "
+                "control plane 1.26'", "Your istioctl 1.22 is an old Homebrew install; the "
+                "control plane is on 1.26, so `brew upgrade istioctl`.")
+    asked = [c for c in record_claims_of(text, "capture") if c.start < text.index("Result:")]
+    assert asked and {c.cue_kind for c in asked} == {CONTEXT}, asked
 
 
 def test_a_request_confirmed_by_its_result_is_a_belief() -> None:

@@ -139,7 +139,9 @@ _TROUBLE = re.compile(
     r"\b(?:can'?t|cannot|couldn'?t|doesn'?t|don'?t|won'?t|isn'?t|aren'?t)\s+(?:\w+\s+)?(?:reach|"
     r"connect|find|load|start|build|run|work|see|open|compile|resolve|deploy|install|boot|"
     r"log\s*in|sign\s*in)\b|\b(?:fails?|failing|failed|broken|crash(?:es|ed|ing)?|"
-    r"times?\s+out|timing\s+out|timed\s+out|hangs?|stuck|flaky)\b", re.IGNORECASE)
+    r"times?\s+out|timing\s+out|timed\s+out|hangs?|stuck|flaky|incompatible|not\s+compatible|"
+    r"not\s+working)\b|\b(?:get(?:ting)?|got|throws?|threw|see(?:ing)?)\s+(?:an?\s+|this\s+|"
+    r"the\s+)?(?:error|exception)\b|\berror:", re.IGNORECASE)
 
 
 def _asserts(st: Statement) -> bool:
