@@ -194,6 +194,16 @@ def test_a_decision_records_context_and_options_are_no_belief_and_its_decision_r
     assert s.values(wrapped) == {"slog"}, s.values(wrapped)
 
 
+def test_a_port_and_a_release_are_no_two_choices_for_one_thing() -> None:
+    s = Story()
+    port = s.note("routing-api: still on port 8080, nothing changed there.")
+    s.note("Releases are git tags with the service prefix: `routing-api/v1.14.0`.")
+    assert s.status_of(port, "8080") == "current"
+    version = s.note("CI runs Python 3.10.")
+    s.note("CI now runs 3.11.")  # a number said alone still meets a version
+    assert s.status_of(version, "3.10") == "superseded"
+
+
 @pytest.mark.parametrize(("before", "after"), [
     ("CI runs on Python 3.10 (`python-version: 3.10` in ci.yml).",
      "CI now pins Python 3.11 instead of 3.10."),

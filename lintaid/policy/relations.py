@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from . import topics
 from .kinds import kind_of
 from .topics import near_similarity, shape, shaped_contrasting, shaped_strong_overlap
-from .values import CODE, DURATION, NUMBER, compatible, duration_units
+from .values import CODE, DURATION, NUMBER, VERSION, compatible, duration_units
 
 VALUE = "value"  # a setting's value: of whatever kind its canonical form shows
 
@@ -365,6 +365,21 @@ def _scoped(evidence: str, value: str) -> bool:
                      rf"(?:the|our|its|their|this)\b", evidence, re.IGNORECASE) is not None
 
 
+_RELEASE = re.compile(r"(?:^|\s)v?\d+\.\d+\.\d+")
+_WHOLE = re.compile(r"\d{3,}")
+
+
+def _port_and_release(a: ClaimRef, b: ClaimRef) -> bool:
+    """A whole number of three digits or more (a port, a count: 8080) and a release of three
+    parts (1.14.0) are no two choices for one thing, though a number and a version may be
+    ("3.10" said alone, "Python 3.11")."""
+    if {a.predicate, b.predicate} != {NUMBER, VERSION}:
+        return False
+    number, version = (a, b) if a.predicate == NUMBER else (b, a)
+    return bool(_WHOLE.fullmatch(number.value.strip())
+                and _RELEASE.search(version.value.strip()))
+
+
 def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | None:
     """The relation of two claims, ``newer`` later in order; None when they are about
     different things. Pure: it depends on the two claims and their topic similarity only.
@@ -410,7 +425,8 @@ def relate(newer: ClaimRef, older: ClaimRef, similarity: float) -> Relation | No
             return rel(SUPERSEDES, 0.90, "removal",
                        f"{newer.subject}: '{alias[0]}' ({older.value}) removed")
         return None
-    if not (compatible(newer.predicate, older.predicate) or same_key):
+    if not (compatible(newer.predicate, older.predicate) or same_key) \
+            or _port_and_release(newer, older):
         return None
     a, b = shape(newer.topic), shape(older.topic)
     # One code setting with another number in it is one slot whatever words surround it.
