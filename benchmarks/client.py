@@ -84,15 +84,28 @@ def fmt_ms(values: list[float]) -> str:
             f" ms  mean {statistics.fmean(values) * 1000:6.2f} ms  (n={len(values)})")
 
 
-def add_single(root: Path, corpus: Corpus, count: int) -> float:
+def fmt_latency(values: list[float]) -> str:
+    """An acknowledged add's round trip: p50 and p95."""
+    return (f"p50 {percentile(values, 50) * 1000:6.2f} ms  p95 {percentile(values, 95) * 1000:6.2f}"
+            f" ms  (n={len(values)})")
+
+
+def add_single(root: Path, corpus: Corpus, count: int,
+               latencies: list[float] | None = None) -> float:
+    """Seconds for ``count`` adds, one round trip each; each acknowledged add's round trip
+    goes to ``latencies``."""
     with Memory(root, autostart=False, timeout=60) as mem:
         started = time.perf_counter()
         for _ in range(count):
+            sent = time.perf_counter()
             mem.add(corpus.text())
+            if latencies is not None:
+                latencies.append(time.perf_counter() - sent)
         return time.perf_counter() - started
 
 
-def add_concurrent(root: Path, corpus: Corpus, count: int, threads: int) -> float:
+def add_concurrent(root: Path, corpus: Corpus, count: int, threads: int,
+                   latencies: list[float] | None = None) -> float:
     remaining = [count]
     lock = threading.Lock()
     errors: list[BaseException] = []
@@ -105,7 +118,11 @@ def add_concurrent(root: Path, corpus: Corpus, count: int, threads: int) -> floa
                         if remaining[0] <= 0:
                             return
                         remaining[0] -= 1
+                    sent = time.perf_counter()
                     mem.add(corpus.text())
+                    if latencies is not None:
+                        with lock:
+                            latencies.append(time.perf_counter() - sent)
         except BaseException as err:  # noqa: BLE001 - re-raised below
             errors.append(err)
 
@@ -199,13 +216,17 @@ def main() -> None:
             print(f"(the project already holds {have} records; sizes count new ones on top)")
 
         single_n = min(args.single, sizes[0])
-        elapsed = add_single(root, corpus, single_n)
+        acked: list[float] = []
+        elapsed = add_single(root, corpus, single_n, acked)
         print(f"adds, one caller:            {single_n / elapsed:8.0f} adds/s "
               f"({elapsed / single_n * 1000:.2f} ms per acknowledged add, n={single_n})")
+        print(f"  acknowledged add        {fmt_latency(acked)}")
         concurrent_n = min(args.concurrent, sizes[0] - single_n)
-        elapsed = add_concurrent(root, corpus, concurrent_n, args.threads)
+        acked = []
+        elapsed = add_concurrent(root, corpus, concurrent_n, args.threads, acked)
         print(f"adds, {args.threads} concurrent callers: {concurrent_n / elapsed:8.0f} adds/s "
               f"(n={concurrent_n})")
+        print(f"  acknowledged add        {fmt_latency(acked)}")
         done = single_n + concurrent_n
         for size in sizes:
             todo = size - done
