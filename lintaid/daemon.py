@@ -242,7 +242,7 @@ class Daemon:
         self.writer = Writer(self.store)
         self.writer.start()
         self.reader = Reader(memory=self.store, wait_visible=self.writer.wait_visible,
-                             staleness=staleness)
+                             wait_derived=self.writer.wait_derived, staleness=staleness)
         # Injection reads the same, except that expired records stay out until reconfirmed.
         self.inject_reader = replace(self.reader, hide_expired=not staleness.inject_expired)
         # What the next SessionStart asks about, judged once the writes settle (warm.py).
