@@ -112,6 +112,9 @@ def test_the_acknowledgement_comes_before_derivation_and_the_token_waits_for_it(
     assert new in store.changed_ids()
     assert not writer.wait_visible(token, timeout=0)
     assert not writer.wait_derived(token, timeout=0)
+    # Injection (UserPromptSubmit, SessionStart) settles on every write it may recall: it
+    # waits for this one's derivation too, so it never recalls the older one as current.
+    assert not reader.settle(None, 0, recall_only=True)
     # Reads that pass the token wait for the derivation; they see the older one retired.
     got, got_out = in_thread(lambda: (reader.settle_derived(token, 60), reader.get(old, None)))
     searched, search_out = in_thread(lambda: (reader.settle(token, 60), reader.search(
@@ -125,6 +128,7 @@ def test_the_acknowledgement_comes_before_derivation_and_the_token_waits_for_it(
     statuses = {h.id: h.status for h in result.results}
     assert settled and statuses[old] == "superseded" and statuses[new] == "current"
     assert reader.get(new, None).claims  # the new record's claims are there with it
+    assert reader.settle(None, 60, recall_only=True)
     assert store.changed_ids() == set()
 
 
