@@ -119,6 +119,13 @@ class Writer:
     def depth(self) -> int:
         return len(self._jobs) + len(self._background)
 
+    @property
+    def underived(self) -> int:
+        """Batches acknowledged whose derivation has not committed yet (a failed pass's
+        stay counted until a later pass derives them)."""
+        with self._visible:
+            return self._committed - self._derived
+
     def token(self, generation: int) -> str:
         return f"{self.instance}.{generation}"
 
