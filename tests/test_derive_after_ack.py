@@ -71,10 +71,11 @@ class Gate:
 
 
 @pytest.fixture
-def gate(monkeypatch: pytest.MonkeyPatch) -> Gate:
+def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
     g = Gate()
     monkeypatch.setattr(writer_module, "derive_memory", g)
-    return g
+    yield g
+    g.open()  # a test that failed with the gate closed must not leave the writer waiting
 
 
 @pytest.fixture
@@ -136,6 +137,7 @@ def test_a_token_from_an_acknowledged_add_sees_the_derived_state_through_the_dae
         served: Served, gate: Gate) -> None:
     with served.memory() as mem:
         old = mem.add(OLD)["results"][0]["id"]
+        assert mem.get(old).status == "current"  # waits for its derivation (the token)
         gate.closed = True
         new = mem.add(NEW)["results"][0]["id"]  # answered while its derivation is held
         assert gate.entered.wait(30)
