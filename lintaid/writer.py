@@ -10,12 +10,13 @@ brought in step after the acknowledgement, on this thread, in a transaction of i
 (``lintaid.derivation.derive_memory``): the jobs note the records they change in
 ``pending_derivation`` in their own transaction, and the derivation clears them in its. When
 more jobs are waiting once a batch committed, they run first (up to ``max_deferred`` batches)
-and one derivation pass then covers them all, in commit order. The index is brought in step by
-the store's indexer after each derivation commits; ``wait_visible(token)`` lets a reader wait,
-off the request loop, until that batch is derived and searchable, and ``wait_derived(token)``
-until it is derived. A read that passes no token may see a committed record in the brief
-window before its derivation commits (no claims yet, an older record it supersedes still
-current).
+and one derivation pass then covers them all, in commit order (waiting background work does
+not defer it). The index is brought in step by the store's indexer after each derivation
+commits; ``wait_visible(token)`` lets a reader wait, off the request loop, until that batch
+is derived and searchable, and ``wait_derived(token)`` until it is derived (without a token:
+every batch committed so far). A read that waits for neither may see a committed record in
+the brief window before its derivation commits (no claims yet, an older record it supersedes
+still current).
 
 A derivation that fails (its transaction rolled back) fails no acknowledged job: its records
 stay pending and the next batch's derivation takes them again. A daemon killed between the two
@@ -192,8 +193,11 @@ class Writer:
             batch = self._next_batch(block=not self._derive_due)
             if batch:
                 self._run_batch(batch)
-                if self._derive_due and deferred < self.max_deferred and self.depth:
-                    deferred += 1  # acknowledge the waiting jobs first; derive them together
+                if self._derive_due and deferred < self.max_deferred and self._jobs:
+                    # Acknowledge the jobs people wait for first; derive them together.
+                    # Background work never defers it: a pass over a backlog of pulled
+                    # batches would hold a hook's write back for longer.
+                    deferred += 1
                     continue
             if self._derive_due:
                 self._derive()

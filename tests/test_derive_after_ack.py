@@ -48,6 +48,7 @@ class Gate:
         self.fail = False
         self.entered = threading.Event()
         self.failed = threading.Event()
+        self.passes: list[set[str]] = []  # what each derivation pass found pending
         self._release = threading.Event()
 
     def close(self) -> None:
@@ -63,6 +64,7 @@ class Gate:
         if self.closed:
             self.entered.set()
             assert self._release.wait(60)
+        self.passes.append(store.changed_ids())
         done = derive_memory(store, documents)
         if self.fail:
             self.failed.set()
@@ -131,6 +133,26 @@ def test_the_acknowledgement_comes_before_derivation_and_the_token_waits_for_it(
     assert reader.get(new, None).claims  # the new record's claims are there with it
     assert reader.settle(None, 60, recall_only=True)
     assert store.changed_ids() == set()
+
+
+def test_jobs_waiting_after_a_commit_are_acknowledged_first_and_derived_in_one_pass(
+        store_writer: tuple[MemoryStore, Writer], gate: Gate) -> None:
+    store, writer = store_writer
+    hold, running = threading.Event(), threading.Event()
+    first = writer.submit(lambda: (running.set(), hold.wait(30),
+                                   store.put(note(OLD), "test"))[2])
+    assert running.wait(30)  # the writer is in the first batch: the next ones queue up
+    queued = [writer.submit(lambda text=text: store.put(note(text), "test"))
+              for text in (NEW, "We deploy with Helm.", "Deploys go out on Tuesdays.")]
+    hold.set()
+    ids = [first.result(30)[0], *(f.result(30)[0] for f in queued)]
+    writer.run(lambda: None)  # and its derivation
+    # Two batches (the first job, then the three queued behind it), one derivation pass for
+    # both; the older record is retired by the newer one all the same.
+    assert set(ids) in gate.passes
+    reader = Reader(memory=store, wait_visible=writer.wait_visible)
+    hit = reader.get(ids[0], None)
+    assert hit.status == "superseded" and hit.superseded_by == ids[1]
 
 
 def test_a_token_from_an_acknowledged_add_sees_the_derived_state_through_the_daemon(
