@@ -15,13 +15,14 @@ test half (odd ids, frozen before tuning). Printed per split: the precision and 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO), str(REPO / "client")]
+sys.path[:0] = [str(REPO), str(REPO / "client"), str(REPO / "benchmarks")]
+
+from history_intent import report, splits  # noqa: E402
 
 from lintaid.retrieval.admit import generic_question  # noqa: E402
 
@@ -30,38 +31,13 @@ DATA = REPO / "benchmarks" / "data" / "questions"
 
 def evaluate(split: str, show: int) -> dict[str, float | int]:
     rows = json.loads((DATA / f"craft.{split}.json").read_text(encoding="utf-8"))
-    tp = fp = fn = 0
-    wrong: list[str] = []
-    for q in rows:
-        said = generic_question(q["text"])
-        truth = q["label"] == "craft"
-        if said and truth:
-            tp += 1
-        elif said:
-            fp += 1
-            wrong.append(f"  project read as craft: {q['text']}")
-        elif truth:
-            fn += 1
-            wrong.append(f"  craft missed: {q['text']}")
-    out: dict[str, float | int] = {
-        "questions": len(rows), "craft": tp + fn,
-        "precision": round(tp / (tp + fp), 3) if tp + fp else 0.0,
-        "recall": round(tp / (tp + fn), 3) if tp + fn else 0.0,
-        "project_read_as_craft": fp}
-    print(f"{split}: {out}")
-    for line in wrong[:show]:
-        print(line)
-    return out
+    return report(split, rows, lambda q: generic_question(q["text"]),
+                  lambda q: q["label"] == "craft", lambda q: q["text"], show, "craft",
+                  "project read as craft")
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--split", choices=("dev", "test", "both"), default="dev")
-    ap.add_argument("--show", type=int, default=0)
-    args = ap.parse_args(argv)
-    for split in (("dev", "test") if args.split == "both" else (args.split,)):
-        evaluate(split, args.show)
-    return 0
+    return splits(evaluate, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "client")]
@@ -26,40 +28,58 @@ from lintaid.policy.history import is_history_query, score  # noqa: E402
 DATA = REPO / "benchmarks" / "data" / "questions"
 
 
-def evaluate(split: str, show: int) -> dict[str, float | int]:
-    rows = json.loads((DATA / f"history.{split}.json").read_text(encoding="utf-8"))
+def report(split: str, rows: list[dict[str, Any]], said: Callable[[dict[str, Any]], bool],
+           truth: Callable[[dict[str, Any]], bool], describe: Callable[[dict[str, Any]], str],
+           show: int, name: str, false_name: str) -> dict[str, float | int]:
+    """A classifier's precision and recall on labelled ``rows`` (``said``: its verdict,
+    ``truth``: the label's), printed with the first ``show`` misjudged rows; shared with
+    ``craft_questions.py``."""
     tp = fp = fn = 0
     wrong: list[str] = []
     for q in rows:
-        said = is_history_query(q["question"])
-        truth = q["label"] == "history"
-        if said and truth:
+        verdict, right = said(q), truth(q)
+        if verdict and right:
             tp += 1
-        elif said:
+        elif verdict:
             fp += 1
-            wrong.append(f"  false switch [{q['label']}] {score(q['question']):+.1f} {q['question']}")
-        elif truth:
+            wrong.append(f"  {false_name} {describe(q)}")
+        elif right:
             fn += 1
-            wrong.append(f"  missed  {score(q['question']):+.1f} {q['question']}")
-    others = sum(1 for q in rows if q["label"] != "history")
-    out = {"questions": len(rows), "history": tp + fn,
-           "precision": round(tp / (tp + fp), 3) if tp + fp else 0.0,
-           "recall": round(tp / (tp + fn), 3) if tp + fn else 0.0,
-           "false_switch_rate": round(fp / others, 3) if others else 0.0}
+            wrong.append(f"  missed {describe(q)}")
+    others = len(rows) - tp - fn
+    out: dict[str, float | int] = {
+        "questions": len(rows), name: tp + fn,
+        "precision": round(tp / (tp + fp), 3) if tp + fp else 0.0,
+        "recall": round(tp / (tp + fn), 3) if tp + fn else 0.0,
+        f"{false_name.replace(' ', '_')}_rate": round(fp / others, 3) if others else 0.0}
     print(f"{split}: {out}")
     for line in wrong[:show]:
         print(line)
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def evaluate(split: str, show: int) -> dict[str, float | int]:
+    rows = json.loads((DATA / f"history.{split}.json").read_text(encoding="utf-8"))
+    return report(split, rows, lambda q: is_history_query(q["question"]),
+                  lambda q: q["label"] == "history",
+                  lambda q: f"[{q['label']}] {score(q['question']):+.1f} {q['question']}",
+                  show, "history", "false switch")
+
+
+def splits(evaluate_split: Callable[[str, int], object], doc: str | None,
+           argv: list[str] | None) -> int:
+    """The command line of a labelled-questions script: ``--split dev|test|both``, ``--show``."""
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
     ap.add_argument("--split", choices=("dev", "test", "both"), default="dev")
     ap.add_argument("--show", type=int, default=0)
     args = ap.parse_args(argv)
     for split in (("dev", "test") if args.split == "both" else (args.split,)):
-        evaluate(split, args.show)
+        evaluate_split(split, args.show)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return splits(evaluate, __doc__, argv)
 
 
 if __name__ == "__main__":
