@@ -194,6 +194,17 @@ def test_a_decision_records_context_and_options_are_no_belief_and_its_decision_r
     assert s.values(wrapped) == {"slog"}, s.values(wrapped)
 
 
+def test_a_setting_named_right_before_its_value_is_what_the_value_is_of() -> None:
+    """"`TRANSFORM_WH` is X-Small again" says nothing else of what X-Small is of; and
+    "x-small" is another size than "small", not the same one said longer."""
+    (claim,) = record_claims_of("Undone: `TRANSFORM_WH` is X-Small again", "note")
+    assert (claim.subject, claim.value) == ("transform_wh", "x-small")
+    s = Story()
+    bigger = s.capture("Runs are slow, size it up.", "## `TRANSFORM_WH` → Small")
+    s.capture("Too expensive, undo it.", "## Undone: `TRANSFORM_WH` is X-Small again")
+    assert s.status_of(bigger, "small") == "superseded"
+
+
 def test_a_port_and_a_release_are_no_two_choices_for_one_thing() -> None:
     s = Story()
     port = s.note("routing-api: still on port 8080, nothing changed there.")

@@ -269,8 +269,10 @@ def _statement_claims(st: Statement, text: str, rules: list[Claim],
         frag = next(((a, b) for a, b in fragments if a <= v.start < b), (0, len(raw)))
         spans = [(x.start, x.end) for x in values]
         near = topics.near_terms(_masked(raw, spans), v.start, v.end, frag)
+        named = _named_before(raw, values, v)
         topic = topics.merge(near, topics.weigh(topics.name_terms(v.name), 1.0), lead, context,
-                             request, _kind_term(v.norm, v.type))
+                             request, _kind_term(v.norm, v.type),
+                             topics.weigh(topics.words(named), topics.LEAD_WEIGHT))
         olds = [o.norm for o in old if compatible(o.type, v.type)]
         # A generic word said right beside the value names it too: "Deploys go to Fly.io",
         # "builds run on Blacksmith" (such a word only weighs less in similarity).
@@ -281,10 +283,10 @@ def _statement_claims(st: Statement, text: str, rules: list[Claim],
             continue  # nothing of its own says what it is about, and it names nothing old
         local = raw[frag[0]:frag[1]]
         cue = _value_cue(raw, frag, own)
-        out.append(_claim(st, _subject(_masked(local, [(a - frag[0], b - frag[0])
-                                                       for a, b in spans if frag[0] <= a < frag[1]]),
-                                       v),
-                          v.type, v.norm, topic, cue, olds))
+        subject = _subject(_masked(local, [(a - frag[0], b - frag[0])
+                                           for a, b in spans if frag[0] <= a < frag[1]]), v)
+        out.append(_claim(st, subject or named, v.type, v.norm, topic, cue,
+                          olds))
         if len(out) >= MAX_CLAIMS_PER_STATEMENT:
             break
     if len(out) > 1:
@@ -298,6 +300,26 @@ def _statement_claims(st: Statement, text: str, rules: list[Claim],
         out.append(_claim(st, _subject(raw, old[0]), old[0].type, REMOVED, topic, cues.REMOVE,
                           [o.norm for o in old]))
     return out
+
+
+# "`TRANSFORM_WH` is X-Small again", "`LOG_LEVEL` = debug", "`max_conns` → 40": what stands
+# between a setting's name and its value.
+_COPULA = re.compile(r"^[\s`'\"*]*(?:is|are|was|were|=|:|\u2192|->|stays|remains)"
+                     r"(?:\s+(?:now|again|still|back\s+to|set\s+to))?[\s`'\"*]*$", re.IGNORECASE)
+_IDENTIFIER_NAME = re.compile(r"[a-z][a-z0-9]*(?:[_.][a-z0-9]+)+")
+
+
+def _named_before(raw: str, values: list[Value], v: Value) -> str:
+    """The setting a value is given to when the statement names it as a value of its own
+    right before it ("`TRANSFORM_WH` is X-Small again": nothing else says what X-Small is
+    of), written as an identifier (``snake_case``, ``dotted.name``); else ""."""
+    before = [u for u in values if u.end <= v.start and u.type in (CODE, NAME)]
+    if not before:
+        return ""
+    u = before[-1]
+    if _IDENTIFIER_NAME.fullmatch(u.norm) and _COPULA.match(raw[u.end:v.start]):
+        return u.norm
+    return ""
 
 
 def _kind_term(value: str, vtype: str) -> topics.Topic:

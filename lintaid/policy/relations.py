@@ -344,7 +344,7 @@ def _contains(a: str, b: str) -> bool:
     short, long = (a, b) if len(a) < len(b) else (b, a)
     if len(short) < 3 or not short[0].isalpha():
         return False
-    return re.search(rf"(?<![\w]){re.escape(short)}(?![\w])", long) is not None
+    return re.search(rf"(?<![\w-]){re.escape(short)}(?![\w])", long) is not None
 
 
 _QUALIFIED = re.compile(r"[\w@-]+(?:[./:][\w@-]+)+")
