@@ -8,10 +8,7 @@ Starts a daemon (``LINTAID_NO_WATCH=1``: memory only) in a temporary project, gr
 size through ``Memory.add`` (the API path, nothing bulk-loaded behind its back), and prints
 figures. No assertions on timing.
 
-Adds are timed four ways: one caller, one add per round trip (back to back, so each add
-waits for the writer to finish the previous one's derivation); one caller at rest
-(``--at-rest``: each add read back, untimed, before the next, so each finds the writer idle and
-its round trip is the acknowledgement alone); ``--threads`` concurrent
+Adds are timed three ways: one caller, one add per round trip; ``--threads`` concurrent
 callers, each with its own ``Memory`` (the single writer commits whatever is queued in one
 transaction, so a commit's cost is shared); and batched, ``Memory.add_many`` of ``--batch``
 records per round trip and transaction, which also grows the store to each size.
@@ -87,40 +84,15 @@ def fmt_ms(values: list[float]) -> str:
             f" ms  mean {statistics.fmean(values) * 1000:6.2f} ms  (n={len(values)})")
 
 
-def fmt_latency(values: list[float]) -> str:
-    """An acknowledged add's round trip: p50 and p95."""
-    return (f"p50 {percentile(values, 50) * 1000:6.2f} ms  p95 {percentile(values, 95) * 1000:6.2f}"
-            f" ms  (n={len(values)})")
-
-
-def add_single(root: Path, corpus: Corpus, count: int,
-               latencies: list[float] | None = None) -> float:
-    """Seconds for ``count`` adds, one round trip each; each acknowledged add's round trip
-    goes to ``latencies``."""
+def add_single(root: Path, corpus: Corpus, count: int) -> float:
     with Memory(root, autostart=False, timeout=60) as mem:
         started = time.perf_counter()
         for _ in range(count):
-            sent = time.perf_counter()
             mem.add(corpus.text())
-            if latencies is not None:
-                latencies.append(time.perf_counter() - sent)
         return time.perf_counter() - started
 
 
-def add_at_rest(root: Path, corpus: Corpus, count: int, latencies: list[float]) -> None:
-    """``count`` adds from one caller, each read back (``get``, untimed) before the next, so
-    every add finds the writer idle, as a hook's capture mostly does: each acknowledged
-    add's round trip goes to ``latencies``."""
-    with Memory(root, autostart=False, timeout=60) as mem:
-        for _ in range(count):
-            sent = time.perf_counter()
-            added = mem.add(corpus.text())
-            latencies.append(time.perf_counter() - sent)
-            mem.get(added["results"][0]["id"])
-
-
-def add_concurrent(root: Path, corpus: Corpus, count: int, threads: int,
-                   latencies: list[float] | None = None) -> float:
+def add_concurrent(root: Path, corpus: Corpus, count: int, threads: int) -> float:
     remaining = [count]
     lock = threading.Lock()
     errors: list[BaseException] = []
@@ -133,11 +105,7 @@ def add_concurrent(root: Path, corpus: Corpus, count: int, threads: int,
                         if remaining[0] <= 0:
                             return
                         remaining[0] -= 1
-                    sent = time.perf_counter()
                     mem.add(corpus.text())
-                    if latencies is not None:
-                        with lock:
-                            latencies.append(time.perf_counter() - sent)
         except BaseException as err:  # noqa: BLE001 - re-raised below
             errors.append(err)
 
@@ -152,20 +120,14 @@ def add_concurrent(root: Path, corpus: Corpus, count: int, threads: int,
     return time.perf_counter() - started
 
 
-def add_batched(root: Path, corpus: Corpus, count: int, batch: int) -> tuple[float, float]:
-    """Seconds until the last ``add_many`` is acknowledged, and until it is derived too (the
-    daemon's ``writer_underived`` is 0; a daemon that derives before it acknowledges has no
-    such count)."""
+def add_batched(root: Path, corpus: Corpus, count: int, batch: int) -> float:
     with Memory(root, autostart=False, timeout=120) as mem:
         started = time.perf_counter()
         while count > 0:
             n = min(batch, count)
             mem.add_many([corpus.text() for _ in range(n)])
             count -= n
-        acknowledged = time.perf_counter() - started
-        while mem.status().get("writer_underived", 0):
-            time.sleep(0.005)
-        return acknowledged, time.perf_counter() - started
+        return time.perf_counter() - started
 
 
 def measure_reads(root: Path, corpus: Corpus, queries: int, top_k: int) -> dict[str, list[float]]:
@@ -210,9 +172,6 @@ def main() -> None:
                         help="how many adds to time from concurrent callers (default 3000)")
     parser.add_argument("--single", type=int, default=1000,
                         help="how many adds to time one at a time (default 1000)")
-    parser.add_argument("--at-rest", type=int, default=300,
-                        help="how many adds to time one at a time, each read back before the "
-                             "next (default 300)")
     parser.add_argument("--queries", type=int, default=1000, help="searches per size")
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--project", type=Path, default=None,
@@ -240,31 +199,20 @@ def main() -> None:
             print(f"(the project already holds {have} records; sizes count new ones on top)")
 
         single_n = min(args.single, sizes[0])
-        acked: list[float] = []
-        elapsed = add_single(root, corpus, single_n, acked)
+        elapsed = add_single(root, corpus, single_n)
         print(f"adds, one caller:            {single_n / elapsed:8.0f} adds/s "
               f"({elapsed / single_n * 1000:.2f} ms per acknowledged add, n={single_n})")
-        print(f"  acknowledged add        {fmt_latency(acked)}")
-        acked = []
-        rest_n = min(args.at_rest, sizes[0] - single_n)
-        add_at_rest(root, corpus, rest_n, acked)
-        print("adds, one caller at rest (each read back before the next, untimed):")
-        print(f"  acknowledged add        {fmt_latency(acked)}")
-        single_n += rest_n
         concurrent_n = min(args.concurrent, sizes[0] - single_n)
-        acked = []
-        elapsed = add_concurrent(root, corpus, concurrent_n, args.threads, acked)
+        elapsed = add_concurrent(root, corpus, concurrent_n, args.threads)
         print(f"adds, {args.threads} concurrent callers: {concurrent_n / elapsed:8.0f} adds/s "
               f"(n={concurrent_n})")
-        print(f"  acknowledged add        {fmt_latency(acked)}")
         done = single_n + concurrent_n
         for size in sizes:
             todo = size - done
             if todo > 0:
-                acknowledged, elapsed = add_batched(root, corpus, todo, args.batch)
+                elapsed = add_batched(root, corpus, todo, args.batch)
                 print(f"adds, batched (add_many of {args.batch}): {todo / elapsed:8.0f} adds/s "
-                      f"derived ({todo} adds to reach {size:,} in {elapsed:.1f} s; the last "
-                      f"acknowledged after {acknowledged:.1f} s)")
+                      f"({todo} adds to reach {size:,} in {elapsed:.1f} s)")
                 done = size
             reads = measure_reads(root, corpus, args.queries, args.top_k)
             with Memory(root, autostart=False) as mem:

@@ -242,7 +242,7 @@ class Daemon:
         self.writer = Writer(self.store)
         self.writer.start()
         self.reader = Reader(memory=self.store, wait_visible=self.writer.wait_visible,
-                             wait_derived=self.writer.wait_derived, staleness=staleness)
+                             staleness=staleness)
         # Injection reads the same, except that expired records stay out until reconfirmed.
         self.inject_reader = replace(self.reader, hide_expired=not staleness.inject_expired)
         # What the next SessionStart asks about, judged once the writes settle (warm.py).
@@ -372,13 +372,12 @@ class Daemon:
     # -- idle (the request loop's thread) ---------------------------------------------------
     def _pending(self, asking: int = 0) -> str | None:
         """What work is still pending (None: none), so an idle daemon does not stop or rest
-        under it: requests running (beyond the ``asking`` ones), the writer's queue or
-        batches it acknowledged and has not derived yet, a
+        under it: requests running (beyond the ``asking`` ones), the writer's queue, a
         workspace reconcile or events the watcher has not handed over, spooled events, the
         team tier's unpushed rows."""
         if self.server is not None and self.server.in_flight > asking:
             return "requests"
-        if self.writer.depth or self.writer.underived:
+        if self.writer.depth:
             return "writer"
         ws = self.workspace
         if ws is not None and (not ws.ready.is_set() or ws.progress.get("running")
@@ -575,7 +574,6 @@ class Daemon:
             "threads": proc.num_threads(),
             "requests": self.server.requests if self.server else 0,
             "writer_queue": self.writer.depth,
-            "writer_underived": self.writer.underived,  # acknowledged, not derived yet
             "spool_depth": len(spool_files.pending(self.root)),
             "memory": self.store.counts(),
             # What injection gave and whether it was used (``lintaid stats``).

@@ -4,10 +4,8 @@ The stores persist rows and derive nothing; ``lintaid.policy.engine`` derives an
 nothing. This module adapts each store to the engine's ``PolicyStore`` protocol (rows to policy
 types and back) and says when derivation runs, always on the writer thread:
 
-- memory.db: after every writer batch, in a transaction of its own that follows the one of
-  the batch's jobs (``derive_memory``: the records they noted in ``pending_derivation``, which
-  may be those of several batches); before the writer starts, what a killed daemon left
-  pending, and everything when the rules changed (``ensure_memory``);
+- memory.db: after every writer batch, inside its transaction (``derive_memory``), and in full
+  before the writer starts when the rules changed (``ensure_memory``);
 - workspace.db: in each writer job that applies file changes (``apply_files``), and in full on
   ``reindex --full`` (``rebuild_workspace``).
 
@@ -393,19 +391,15 @@ class MemoryPolicy(_DerivedState):
         return self.documents.derived.claim_values(claim_ids)
 
 
-def derive_memory(store: MemoryStore, documents: WorkspaceStore | None = None) -> int:
-    """Writer thread, inside a transaction: derive every record awaiting derivation (what the
-    committed batches' jobs changed, and the open transaction's), and clear them as derived
-    when it commits; return how many. A transaction rolled back leaves them pending."""
+def derive_memory(store: MemoryStore, documents: WorkspaceStore | None = None) -> None:
+    """Writer thread, inside a batch's transaction after its jobs: derive what they changed."""
     changed = store.changed_ids()
     if changed:
-        store.mark_dirty(derive(MemoryPolicy(store, documents), changed), derive=False)
+        store.mark_dirty(derive(MemoryPolicy(store, documents), changed))
         derive_staleness(store, changed)
-        store.derivation_done(changed)
         if documents is None and get_meta(store.db, DOCUMENTS_SYNCED) not in (None,
                                                                               NO_DOCUMENTS):
             set_meta(store.db, DOCUMENTS_SYNCED, None)  # derived without the documents
-    return len(changed)
 
 
 # Memory in step with the documents (see the module docstring).
@@ -496,23 +490,15 @@ def rebuild_memory(store: MemoryStore, batch: int = REBUILD_BATCH,
         set_meta(store.db, DOCUMENTS_SYNCED, documents_generation(documents))
         for i in range(0, len(ids), batch):
             derive_staleness(store, ids[i:i + batch])
-        store.mark_dirty(ids, derive=False)
-        store.derivation_done()  # every record was derived
+        store.mark_dirty(ids)
         store.set_derived_version(DERIVED_VERSION)
 
 
 def ensure_memory(store: MemoryStore) -> bool:
-    """Before the writer starts: re-derive (and re-index) state derived under other rules, or
-    else derive what a daemon killed between a batch's two transactions left pending (without
-    the documents: the writer links them again when it reads a workspace). Return whether
-    anything was derived."""
-    if store.derived_version() != DERIVED_VERSION:
-        rebuild_memory(store)
-    elif store.changed_ids():
-        with store.transaction():
-            derive_memory(store)
-    else:
+    """Before the writer starts: re-derive (and re-index) state derived under other rules."""
+    if store.derived_version() == DERIVED_VERSION:
         return False
+    rebuild_memory(store)
     store.index_now()
     return True
 

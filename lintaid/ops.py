@@ -570,17 +570,13 @@ Done = Callable[[Any, "BaseException | None", "str | None"], None]
 def dispatch(services: Services, spec: ops.Op, args: Args, after: str | None,
              done: Done) -> None:
     """Run one validated request the one way every face runs it (the socket server, the
-    viewer, the HTTP API): wait for the index, or for derivation, when the op declares it
-    (until ``after``, or every committed write: a separate ``lintaid get`` after ``lintaid
-    add`` shows the derived state, and waits at most one derivation pass, not at all when
-    nothing is pending), run its handler, and call ``done(result, error, token)`` once the
-    result is final (a write's after its commit, before its derivation). Never raises: a
-    failure goes to ``done``."""
+    viewer, the HTTP API): wait for the index when the op declares it (until ``after``, or
+    every committed write), run its handler, and call ``done(result, error, token)`` once
+    the result is final (a write's after its commit). Never raises: a failure goes to
+    ``done``."""
     try:
         if spec.waits_for_index:
             services.reader.settle(after)
-        elif spec.waits_for_derivation:
-            services.reader.settle_derived(after)
         result = HANDLERS[spec.name](services, args)
     except Exception as err:
         done(None, err, None)

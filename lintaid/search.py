@@ -90,10 +90,6 @@ class WaitVisible(Protocol):
                  recall_only: bool = False) -> bool: ...
 
 
-class WaitDerived(Protocol):
-    def __call__(self, token: str | None = None, *, timeout: float = 5.0) -> bool: ...
-
-
 @dataclass
 class SearchRequest:
     query: str
@@ -151,7 +147,6 @@ class Reader:
     memory: MemoryStore
     workspace: WorkspaceReads | None = None
     wait_visible: WaitVisible | None = None
-    wait_derived: WaitDerived | None = None
     staleness: StalenessConfig = field(default_factory=StalenessConfig)
     hide_expired: bool = False
 
@@ -163,21 +158,11 @@ class Reader:
     def settle(self, token: str | None, wait_s: float = DEFAULT_WAIT_S, *,
                recall_only: bool = False) -> bool:
         """Wait until ``token``'s write (or, without one, every committed write; with
-        ``recall_only`` every one injection may recall) is derived and searchable; False when
-        that took longer than ``wait_s`` (the read goes ahead with what is searchable).
-        A write is acknowledged before its derivation: a read that settles on nothing may
-        find a new record without its claims, or an older one it supersedes still current."""
+        ``recall_only`` every one injection may recall) is searchable; False when that took
+        longer than ``wait_s`` (the read goes ahead with what is searchable)."""
         if self.wait_visible is None:
             return True
         return self.wait_visible(token, timeout=wait_s, recall_only=recall_only)
-
-    def settle_derived(self, token: str | None, wait_s: float = DEFAULT_WAIT_S) -> bool:
-        """Wait until ``token``'s write (or, without one, every committed write) is derived,
-        for a read of memory.db alone (``get``, ``list``); False when that took longer than
-        ``wait_s``. At once when no derivation is pending."""
-        if self.wait_derived is None:
-            return True
-        return self.wait_derived(token, timeout=wait_s)
 
     # -- reads -----------------------------------------------------------------------------
     def search(self, req: SearchRequest) -> SearchResult:

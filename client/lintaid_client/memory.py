@@ -165,7 +165,7 @@ class Memory:
         ops.validate(spec, args)
         self._start()
         conn = self._connection()
-        after = self._token if spec.waits_for_index or spec.waits_for_derivation else None
+        after = self._token if spec.waits_for_index else None
         wait = self.timeout if timeout is None else timeout
         result = core.send_retrying(
             lambda: conn.call(op, args, timeout=wait, after=after),

@@ -99,12 +99,7 @@ class Op:
     one_of: tuple[tuple[str, ...], ...] = field(default=())  # exactly one of each group
     waits_for_index: bool = False
     """A read that first waits until the write the request's ``after`` token names (without
-    one: every committed write) is derived and searchable: a write is acknowledged once its
-    record is durable, and its derived state (claims, statuses) and the index follow."""
-    waits_for_derivation: bool = False
-    """A read of memory's derived state (a record's status and claims, the review queue,
-    staleness) that first waits until the write ``after`` names (without one: every committed
-    write) is derived; at once when nothing is pending."""
+    one: every committed write) is searchable: only the index lags behind a commit."""
 
     def arg(self, name: str) -> Arg:
         for a in self.args:
@@ -207,7 +202,7 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         USER,
     ), tool="search", waits_for_index=True),
     Op("get", READ, "One memory in full: text, status, claims, relations and provenance.",
-       (ID, USER), tool="get_memory", waits_for_derivation=True),
+       (ID, USER), tool="get_memory"),
     Op("list", READ, "The newest memories that are still believed (not superseded, "
        "expired or forgotten).", (
         Arg("limit", INT, "how many, newest first", default=20, lo=1, hi=MAX_LIST),
@@ -227,7 +222,7 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
             mcp=False),
         Arg("until", TIME, f"only records created before this time ({TIME_HELP})", mcp=False),
         USER,
-    ), tool="list_memories", waits_for_derivation=True),
+    ), tool="list_memories"),
     Op("update", WRITE, "Replace a memory's text (its claims are derived again).", (
         ID, Arg("content", TEXT, "the new text", required=True, max_bytes=MAX_CONTENT_BYTES,
                 cli="--text"),
@@ -267,7 +262,7 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
             "stay complete)", default=1000, lo=1, hi=MAX_LINT),
         Arg("at", TIME, f"judge as of this time instead of now ({TIME_HELP})"),
         USER,
-    ), waits_for_derivation=True),
+    )),
     Op("lint_docs", READ, "Lint the project's Markdown and reStructuredText documents as "
        "the workspace index holds them: broken links and anchors, orphan pages, missing "
        "cross-references, terminology drift, statements a current decision superseded, and "
@@ -282,7 +277,7 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
        "each with both statements, the relation, its confidence and evidence.", (
         Arg("limit", INT, "how many, newest first", default=50, lo=1, hi=MAX_LIST),
         USER,
-    ), tool="review_queue", waits_for_derivation=True),
+    ), tool="review_queue"),
     Op("decide", WRITE, "Settle one review item: accept (the newer statement wins: its "
        "memory explicitly supersedes the older one's) or reject (the two statements are "
        "never related again; both stand).", (
@@ -336,7 +331,7 @@ OPS: Final[dict[str, Op]] = {op.name: op for op in (
         Arg("include_paths", BOOL, "also local paths: working folders, transcript paths, "
             "paths outside the project (left out by default)", default=False),
         USER,
-    ), waits_for_derivation=True),
+    )),
     Op("import", WRITE, "Import rows of an export (lintaid's, read by `lintaid import`): "
        "idempotent, each row audited as an import, explicit times kept.", (
         Arg("items", LIST, "up to 1,000 rows, each a map with its 'type'", required=True,

@@ -146,6 +146,7 @@ class MemoryStore:
         self._backed_up_changes = -1  # set after the start-up writes below
         self._local = threading.local()
         self.outbox = Outbox(self._write, self._read)  # the team tier's; idle until one is joined
+        self._changed: set[str] = set()  # records written by the batch in progress
         self._seq = self._write.execute(
             "SELECT COALESCE(MAX(seq), 0) FROM pending_index").fetchone()[0]
         self._indexed: dict[str, int] = {}  # (record, seq) in the index, rows not yet cleared
@@ -271,17 +272,20 @@ class MemoryStore:
                 self._clear_indexed()
                 yield
         finally:
+            self._changed.clear()
             self.generation += 1
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
         """One job inside a batch: its failure undoes only its own changes."""
         self._write.execute("SAVEPOINT job")
+        changed_before = set(self._changed)
         try:
             yield
-        except BaseException:  # its records' ``pending_derivation`` rows go with it
+        except BaseException:
             self._write.execute("ROLLBACK TO job")
             self._write.execute("RELEASE job")
+            self._changed = changed_before
             raise
         self._write.execute("RELEASE job")
 
@@ -352,15 +356,11 @@ class MemoryStore:
     # -- writes (writer thread) ----------------------------------------------------------
     def mark_dirty(self, record_ids: Iterable[str], *, derive: bool = True) -> None:
         """Note records whose derived state or index entry must be brought in step
-        (``derive=False``: only the index entry; their derived state is in step already).
-        Records to derive are noted durably (``pending_derivation``), in the transaction that
-        changed them: a daemon killed before they are derived derives them at its next start."""
+        (``derive=False``: only the index entry; their derived state is in step already)."""
         ids = [i for i in record_ids if i]
         if ids:
             if derive:
-                self._write.executemany(
-                    "INSERT OR IGNORE INTO pending_derivation(record_id) VALUES (?)",
-                    [(i,) for i in ids])
+                self._changed.update(ids)
             self._seq += 1
             self._write.executemany(
                 "INSERT OR REPLACE INTO pending_index(record_id, seq) VALUES (?, ?)",
@@ -643,18 +643,8 @@ class MemoryStore:
 
     # -- what the policy engine reads (writer thread, write connection) -------------------------
     def changed_ids(self) -> set[str]:
-        """Records awaiting derivation: written, edited, forgotten or linked since they were
-        last derived (committed jobs' and the open transaction's; durable)."""
-        return {r[0] for r in self._write.execute("SELECT record_id FROM pending_derivation")}
-
-    def derivation_done(self, record_ids: Iterable[str] | None = None) -> None:
-        """Writer thread, in the derivation's transaction: ``record_ids`` (None: every one)
-        are derived; they leave ``pending_derivation`` when it commits."""
-        if record_ids is None:
-            self._write.execute("DELETE FROM pending_derivation")
-            return
-        self._write.executemany("DELETE FROM pending_derivation WHERE record_id = ?",
-                                [(i,) for i in record_ids])
+        """Records written, edited, forgotten or linked by the batch in progress."""
+        return set(self._changed)
 
     def policy_rows(self, ids: Iterable[str]) -> list[sqlite3.Row]:
         """The records among ``ids`` that take part in the policy (not forgotten)."""

@@ -344,13 +344,3 @@ def m010_notes(conn: sqlite3.Connection) -> None:
     SessionStart lists read every record of a store that holds none. Partial, so only a
     query naming ``kind = 'note'`` itself can use it (no other query's plan moves)."""
     conn.execute("CREATE INDEX records_notes ON records(user_id, created_at) WHERE kind = 'note'")
-
-
-@migration
-def m011_pending_derivation(conn: sqlite3.Connection) -> None:
-    """Records awaiting derivation: a writer batch's jobs note each record they write, edit,
-    forget or link in their own transaction (acknowledged once it commits), and the derivation
-    transaction that follows clears them. A daemon killed between the two leaves them here, and
-    the next start derives them before it serves (``derivation.ensure_memory``). Held, never
-    derived: the derived tables are dropped and rebuilt, this list is not."""
-    conn.execute("CREATE TABLE pending_derivation (record_id TEXT PRIMARY KEY)")
