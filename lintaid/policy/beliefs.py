@@ -144,10 +144,15 @@ _TROUBLE = re.compile(
     r"the\s+)?(?:error|exception)\b|\berror:", re.IGNORECASE)
 
 
-def _asserts(st: Statement) -> bool:
+def _own_cue(st: Statement) -> str:
+    """A statement's cue: its words', or for a code line its block's."""
+    return cues.cue(st.text) if not st.code else st.context_cue
+
+
+def _asserts(st: Statement, own: str | None = None) -> bool:
     """Whether a statement says what is (no question, proposal, condition or plan, neither
-    its own cue nor its lead-in's or heading's)."""
-    own = cues.cue(st.text) if not st.code else st.context_cue
+    its own cue, ``own`` when known, nor its lead-in's or heading's)."""
+    own = _own_cue(st) if own is None else own
     return own not in cues.NOT_BELIEFS and st.context_cue not in cues.NOT_BELIEFS
 
 
@@ -188,9 +193,10 @@ def _confirmed(claim: Claim, result_values: list[Value], text: str, applied: boo
         return True
     needle = claim.value.lower()
     hay = text.lower()
-    at = hay.find(needle, max(0, hay.find("result:")))
-    if len(needle) < 3 or "result:" not in hay:
+    result = hay.find("result:")
+    if len(needle) < 3 or result < 0:
         return False
+    at = hay.find(needle, result)
     while at >= 0:
         if not any(s <= at < e for s, e in weighed) \
                 and not cues.is_old_side(text, at, at + len(needle)):
@@ -226,10 +232,9 @@ def _rule_claims(text: str, belief: list[Statement]) -> dict[tuple[int, int], li
 
 def _statement_claims(st: Statement, text: str, rules: list[Claim],
                       turn: Turn | None) -> list[Claim]:
-    own = cues.cue(st.text) if not st.code else st.context_cue
-    if own in cues.NOT_BELIEFS or st.context_cue in cues.NOT_BELIEFS:
-        if not (st.request and own == cues.PLAN):
-            return []
+    own = _own_cue(st)
+    if not _asserts(st, own) and not (st.request and own == cues.PLAN):
+        return []
     if own == cues.NONE and st.context_cue in cues.RETIRING:
         own = st.context_cue
     if own == cues.NONE and turn is not None and turn.intent and not st.request:
@@ -285,8 +290,7 @@ def _statement_claims(st: Statement, text: str, rules: list[Claim],
         cue = _value_cue(raw, frag, own)
         subject = _subject(_masked(local, [(a - frag[0], b - frag[0])
                                            for a, b in spans if frag[0] <= a < frag[1]]), v)
-        out.append(_claim(st, subject or named, v.type, v.norm, topic, cue,
-                          olds))
+        out.append(_claim(st, subject or named, v.type, v.norm, topic, cue, olds))
         if len(out) >= MAX_CLAIMS_PER_STATEMENT:
             break
     if len(out) > 1:

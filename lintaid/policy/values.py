@@ -43,10 +43,10 @@ NAME: Final = "name"
 LEVEL: Final = "level"
 
 NUMERIC_TYPES: Final = frozenset({NUMBER, PERCENT})
+"""A bare number and a fraction compare with each other (0.05 and 5%)."""
 TYPES: Final = frozenset({URL, EMAIL, HANDLE, PATH, HOST, VERSION, DURATION, RATE, SCHEDULE,
                           SIZE, PERCENT, NUMBER, BOOLEAN, CODE, NAME, LEVEL})
 """Every kind of value; a claim's predicate is one of them unless a rule named it."""
-"""A bare number and a fraction compare with each other (0.05 and 5%)."""
 
 
 SCALARS: Final = frozenset({"number", "percent", "duration", "size", "rate", "boolean", "code",
